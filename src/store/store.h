@@ -1,0 +1,121 @@
+// Store: where documents live durably, by table and key.
+//
+// Implementations: MemoryStore (tests, `memory:`), SqliteStore (the embedded
+// default, a WAL file) and PostgresStore (libpqxx). Open one by URL with
+// OpenStore. Values are JSON text. Keys order by their bytes (memcmp), the
+// same in every store, so scans page identically everywhere.
+//
+// Every method is thread-safe; a store serialises access to its connection
+// internally. Failures of the underlying database come back as a Status
+// (unavailable when a retry may help); no exception escapes.
+#ifndef SKIFF_STORE_STORE_H_
+#define SKIFF_STORE_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "store/write_batch.h"
+
+namespace skiff::store {
+
+inline constexpr size_t kDefaultScanLimit = 1000;
+inline constexpr size_t kMaxScanLimit = 10000;
+
+struct KeyValue {
+  std::string key;
+  std::string value;
+  friend bool operator==(const KeyValue&, const KeyValue&) = default;
+};
+
+struct ScanPage {
+  std::vector<KeyValue> items;      // in key order
+  std::optional<std::string> next;  // pass as `after` for the next page; nullopt at the end
+};
+
+// What a store has done since it was opened. Counted where the work happens,
+// so benchmarks can report them as deterministic numbers.
+struct StoreCounters {
+  uint64_t statements = 0;    // SQL statements sent, BEGIN and COMMIT included
+  uint64_t transactions = 0;  // committed write transactions (autocommit included)
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // "memory", "sqlite" or "postgres".
+  virtual std::string_view kind() const = 0;
+
+  // The value stored under (table, key), or nullopt when there is none.
+  // bad_request for an invalid table name or key.
+  virtual Result<std::optional<std::string>> Get(std::string_view table, std::string_view key) = 0;
+
+  // Applies every op of `batch` in one transaction: after an error none of
+  // them is visible. bad_request (nothing applied) for an invalid name or key.
+  virtual Status Write(const WriteBatch& batch) = 0;
+
+  // Up to `limit` (1..kMaxScanLimit) items of `table` with keys after `after`
+  // (from the first key when `after` is empty), in key order.
+  virtual Result<ScanPage> Scan(std::string_view table, std::string_view after, size_t limit) = 0;
+
+  virtual StoreCounters counters() const = 0;
+
+  // Conveniences: a batch of one.
+  Status Put(std::string_view table, std::string_view key, std::string_view value);
+  Status Delete(std::string_view table, std::string_view key);
+};
+
+// Forwards every call to another store. Tests derive from it to inject faults
+// (the way leveldb's EnvWrapper is used); it does not own the target.
+class StoreWrapper : public Store {
+ public:
+  explicit StoreWrapper(Store& target) : target_(target) {}
+
+  std::string_view kind() const override { return target_.kind(); }
+  Result<std::optional<std::string>> Get(std::string_view table, std::string_view key) override {
+    return target_.Get(table, key);
+  }
+  Status Write(const WriteBatch& batch) override { return target_.Write(batch); }
+  Result<ScanPage> Scan(std::string_view table, std::string_view after, size_t limit) override {
+    return target_.Scan(table, after, limit);
+  }
+  StoreCounters counters() const override { return target_.counters(); }
+
+  Store& target() const { return target_; }
+
+ private:
+  Store& target_;
+};
+
+struct SqliteOptions {
+  // NORMAL survives a killed process (WAL); FULL also survives power loss.
+  bool synchronous_full = false;
+  int busy_timeout_ms = 5000;
+};
+
+std::unique_ptr<Store> NewMemoryStore();
+// Opens (creating when missing) the SQLite file at `path` in WAL mode.
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
+                                               const SqliteOptions& options = {});
+// Connects to PostgreSQL at `url` (libpq syntax) and creates the schema when
+// missing. unavailable when the server cannot be reached.
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url);
+
+// Opens a store by URL: `memory:`, `sqlite:PATH` or `postgres://...` /
+// `postgresql://...`. bad_request for any other form.
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url);
+
+// Shared validation of a batch and a scan request, so every store rejects the
+// same input with the same message.
+Status ValidateBatch(const WriteBatch& batch);
+Status ValidateScan(std::string_view table, std::string_view after, size_t limit);
+
+}  // namespace skiff::store
+
+#endif  // SKIFF_STORE_STORE_H_

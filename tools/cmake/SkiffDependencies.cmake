@@ -1,0 +1,14 @@
+# Third-party packages, all from Debian (tools/setup installs them). Nothing is
+# downloaded at configure time and no third-party source lives in the repo.
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3.10 CONFIG REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
+pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
+if(SKIFF_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(SKIFF_BUILD_BENCH OR SKIFF_BUILD_TESTS)
+  find_package(benchmark CONFIG REQUIRED)
+endif()
