@@ -111,9 +111,11 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url);
 // `postgresql://...`. bad_request for any other form.
 Result<std::unique_ptr<Store>> OpenStore(std::string_view url);
 
-// Shared validation of a batch and a scan request, so every store rejects the
-// same input with the same message.
+// Shared validation, so every store rejects the same input with the same
+// message. Table names are the protocol's, or '$' followed by one for the
+// server's system tables.
 Status ValidateBatch(const WriteBatch& batch);
+Status ValidateGet(std::string_view table, std::string_view key);
 Status ValidateScan(std::string_view table, std::string_view after, size_t limit);
 
 }  // namespace skiff::store

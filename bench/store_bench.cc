@@ -1,0 +1,194 @@
+// The store family: what one document costs each store, below the server.
+//
+// Per store (memory, SQLite file in WAL mode, PostgreSQL): write one document,
+// write a batch of 100 in one transaction, read one document back, scan 10,000
+// rows in pages of 1,000. Statement counts are deterministic (counted by the
+// store as it sends them); latencies are info. Every case checks its result
+// after the timed loop: reads must find what was written, scans must see every
+// row exactly once.
+#include <chrono>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "store/store.h"
+#include "support/bench_registry.h"
+#include "support/counters.h"
+#include "support/latency.h"
+#include "support/test_store.h"
+
+namespace skiff::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A document of `bytes` of JSON text whose content depends on `seed`, so every
+// run writes the same bytes.
+std::string MakeDocument(uint64_t seed, size_t bytes) {
+  std::string doc = "{\"id\":" + std::to_string(seed) + ",\"body\":\"";
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  while (doc.size() + 2 < bytes) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    doc += static_cast<char>('a' + x % 26);
+  }
+  return doc + "\"}";
+}
+
+std::string Key(const char* prefix, uint64_t i) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%s%09llu", prefix, static_cast<unsigned long long>(i));
+  return buf;
+}
+
+std::unique_ptr<support::TestStore> OpenOrSkip(benchmark::State& state, const std::string& kind) {
+  auto opened = support::TestStore::Open(kind);
+  if (opened.ok()) return std::move(*opened);
+  if (opened.status().code() == StatusCode::kUnavailable) {
+    SkipUnavailable(state, opened.status().ToString());
+  } else {
+    state.SkipWithError(opened.status().ToString().c_str());
+  }
+  return nullptr;
+}
+
+void Fail(benchmark::State& state, const std::string& what, const Status& s) {
+  state.SkipWithError((what + ": " + s.ToString()).c_str());
+}
+
+void BM_WriteOne(benchmark::State& state, const std::string& kind) {
+  auto fixture = OpenOrSkip(state, kind);
+  if (!fixture) return;
+  store::Store& store = fixture->store();
+  const std::string value = MakeDocument(1, 1024);
+  const auto before = store.counters();
+  LatencyRecorder latency;
+  uint64_t i = 0;
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    Status s = store.Put("bench", Key("w", i++), value);
+    latency.Record(Clock::now() - start);
+    if (!s.ok()) return Fail(state, "put", s);
+  }
+  const auto after = store.counters();
+  auto back = store.Get("bench", Key("w", i - 1));
+  if (!back.ok() || *back != value) return Fail(state, "last write not read back", back.status());
+  SetDeterministic(state, "statements_per_write",
+                   double(after.statements - before.statements) / double(i));
+  SetDeterministic(state, "value_bytes", double(value.size()));
+  latency.Report(state);
+  state.SetItemsProcessed(static_cast<int64_t>(i));
+}
+
+void BM_WriteBatch100(benchmark::State& state, const std::string& kind) {
+  auto fixture = OpenOrSkip(state, kind);
+  if (!fixture) return;
+  store::Store& store = fixture->store();
+  const std::string value = MakeDocument(2, 1024);
+  constexpr int kBatch = 100;
+  const auto before = store.counters();
+  LatencyRecorder latency;
+  uint64_t batches = 0, i = 0;
+  for (auto _ : state) {
+    store::WriteBatch batch;
+    for (int j = 0; j < kBatch; ++j) batch.Put("bench", Key("b", i++), value);
+    const auto start = Clock::now();
+    Status s = store.Write(batch);
+    latency.Record(Clock::now() - start);
+    if (!s.ok()) return Fail(state, "batch", s);
+    ++batches;
+  }
+  const auto after = store.counters();
+  auto page = store.Scan("bench", "", store::kMaxScanLimit);
+  if (!page.ok()) return Fail(state, "scan", page.status());
+  if (page->items.size() != std::min<uint64_t>(i, store::kMaxScanLimit)) {
+    return state.SkipWithError("rows written by the batches are missing");
+  }
+  SetDeterministic(state, "statements_per_batch",
+                   double(after.statements - before.statements) / double(batches));
+  SetDeterministic(state, "transactions_per_batch",
+                   double(after.transactions - before.transactions) / double(batches));
+  latency.Report(state);
+  state.SetItemsProcessed(static_cast<int64_t>(i));
+}
+
+void BM_PointRead(benchmark::State& state, const std::string& kind) {
+  auto fixture = OpenOrSkip(state, kind);
+  if (!fixture) return;
+  store::Store& store = fixture->store();
+  constexpr uint64_t kDocs = 1000;
+  store::WriteBatch preload;
+  for (uint64_t i = 0; i < kDocs; ++i) preload.Put("bench", Key("r", i), MakeDocument(i, 1024));
+  if (Status s = store.Write(preload); !s.ok()) return Fail(state, "preload", s);
+  const auto before = store.counters();
+  LatencyRecorder latency;
+  uint64_t reads = 0, hits = 0, x = 12345;
+  for (auto _ : state) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;  // seeded key order
+    const uint64_t id = (x >> 33) % kDocs;
+    const auto start = Clock::now();
+    auto value = store.Get("bench", Key("r", id));
+    latency.Record(Clock::now() - start);
+    if (!value.ok()) return Fail(state, "get", value.status());
+    ++reads;
+    // A read that finds nothing measures nothing: count and check hits.
+    if (value->has_value() && value->value().size() == 1024) ++hits;
+    benchmark::DoNotOptimize(value);
+  }
+  const auto after = store.counters();
+  if (hits != reads) return state.SkipWithError("a point read missed its document");
+  SetDeterministic(state, "statements_per_read",
+                   double(after.statements - before.statements) / double(reads));
+  latency.Report(state);
+  state.SetItemsProcessed(static_cast<int64_t>(reads));
+}
+
+void BM_Scan10k(benchmark::State& state, const std::string& kind) {
+  auto fixture = OpenOrSkip(state, kind);
+  if (!fixture) return;
+  store::Store& store = fixture->store();
+  constexpr uint64_t kRows = 10000;
+  store::WriteBatch preload;
+  for (uint64_t i = 0; i < kRows; ++i) preload.Put("scan", Key("s", i), MakeDocument(i, 200));
+  if (Status s = store.Write(preload); !s.ok()) return Fail(state, "preload", s);
+  const auto before = store.counters();
+  uint64_t scans = 0, rows = 0, bytes = 0;
+  for (auto _ : state) {
+    std::string after;
+    for (;;) {
+      auto page = store.Scan("scan", after, 1000);
+      if (!page.ok()) return Fail(state, "scan", page.status());
+      rows += page->items.size();
+      for (const auto& kv : page->items) bytes += kv.key.size() + kv.value.size();
+      if (!page->next) break;
+      after = *page->next;
+    }
+    ++scans;
+  }
+  const auto done = store.counters();
+  if (rows != kRows * scans) return state.SkipWithError("a scan did not see every row once");
+  SetDeterministic(state, "rows_per_scan", double(rows) / double(scans));
+  SetDeterministic(state, "bytes_per_scan", double(bytes) / double(scans));
+  SetDeterministic(state, "statements_per_scan",
+                   double(done.statements - before.statements) / double(scans));
+  state.SetItemsProcessed(static_cast<int64_t>(rows));
+}
+
+const bool kRegistered = AddRegistration([] {
+  for (const std::string& kind : SelectedStores()) {
+    benchmark::RegisterBenchmark(("BM_WriteOne/" + kind).c_str(), BM_WriteOne, kind)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("BM_WriteBatch100/" + kind).c_str(), BM_WriteBatch100, kind)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("BM_PointRead/" + kind).c_str(), BM_PointRead, kind)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("BM_Scan10k/" + kind).c_str(), BM_Scan10k, kind)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+});
+
+}  // namespace
+}  // namespace skiff::bench

@@ -1,0 +1,19 @@
+#include "store/internal/coalesce.h"
+
+#include <map>
+#include <string_view>
+#include <utility>
+
+namespace skiff::store::internal {
+
+CoalescedBatch Coalesce(const WriteBatch& batch) {
+  std::map<std::pair<std::string_view, std::string_view>, const WriteBatch::Op*> last;
+  for (const WriteBatch::Op& op : batch.ops()) last[{op.table, op.key}] = &op;
+  CoalescedBatch out;
+  for (const auto& [unused, op] : last) {
+    (op->kind == WriteBatch::Op::Kind::kPut ? out.puts : out.deletes).push_back(op);
+  }
+  return out;
+}
+
+}  // namespace skiff::store::internal

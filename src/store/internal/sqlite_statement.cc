@@ -1,0 +1,79 @@
+#include "store/internal/sqlite_statement.h"
+
+namespace skiff::store::internal {
+
+Status SqliteError(int rc, std::string message) {
+  switch (rc & 0xFF) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+      return Unavailable(std::move(message));
+    default:
+      return Internal(std::move(message));
+  }
+}
+
+Status ExecSqliteScript(sqlite3* db, std::string_view sql, uint64_t* sent) {
+  const char* next = sql.data();
+  const char* end = sql.data() + sql.size();
+  while (next < end) {
+    sqlite3_stmt* stmt = nullptr;
+    const char* tail = nullptr;
+    int rc = sqlite3_prepare_v2(db, next, static_cast<int>(end - next), &stmt, &tail);
+    if (rc != SQLITE_OK) return SqliteError(rc, std::string("SQLite: ") + sqlite3_errmsg(db));
+    next = tail;
+    if (stmt == nullptr) continue;  // whitespace or a comment
+    ++*sent;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) return SqliteError(rc, std::string("SQLite: ") + sqlite3_errmsg(db));
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<SqliteStatement>> SqliteStatement::Prepare(sqlite3* db,
+                                                                  std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                              SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) {
+    return SqliteError(rc, std::string("SQLite prepare failed: ") + sqlite3_errmsg(db));
+  }
+  return std::unique_ptr<SqliteStatement>(new SqliteStatement(db, stmt));
+}
+
+SqliteStatement::~SqliteStatement() { sqlite3_finalize(stmt_); }
+
+void SqliteStatement::BindText(int index, std::string_view text) {
+  // A null pointer would bind SQL NULL; an empty string_view may carry one.
+  const char* data = text.data() != nullptr ? text.data() : "";
+  sqlite3_bind_text(stmt_, index, data, static_cast<int>(text.size()), SQLITE_STATIC);
+}
+
+void SqliteStatement::BindInt64(int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+}
+
+Result<bool> SqliteStatement::Step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return SqliteError(rc, std::string("SQLite: ") + sqlite3_errmsg(db_));
+}
+
+std::string_view SqliteStatement::ColumnText(int column) const {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+  return {text ? text : "", static_cast<size_t>(sqlite3_column_bytes(stmt_, column))};
+}
+
+Status SqliteStatement::Reset(Status status) {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  return status;
+}
+
+}  // namespace skiff::store::internal

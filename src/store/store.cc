@@ -1,0 +1,68 @@
+#include "store/store.h"
+
+#include <string>
+
+#include "doc/names.h"
+
+namespace skiff::store {
+namespace {
+
+// Stores accept the protocol's table names plus a leading '$' for the
+// server's own system tables ("$users"), which no client can name.
+Status ValidateStoreTable(std::string_view table) {
+  if (!table.empty() && table.front() == '$') table.remove_prefix(1);
+  return doc::ValidateTableName(table);
+}
+
+}  // namespace
+
+Status ValidateBatch(const WriteBatch& batch) {
+  for (const WriteBatch::Op& op : batch.ops()) {
+    SKIFF_RETURN_IF_ERROR(ValidateStoreTable(op.table));
+    SKIFF_RETURN_IF_ERROR(doc::ValidateKey(op.key));
+  }
+  return Status::Ok();
+}
+
+Status ValidateGet(std::string_view table, std::string_view key) {
+  SKIFF_RETURN_IF_ERROR(ValidateStoreTable(table));
+  return doc::ValidateKey(key);
+}
+
+Status ValidateScan(std::string_view table, std::string_view after, size_t limit) {
+  SKIFF_RETURN_IF_ERROR(ValidateStoreTable(table));
+  if (!after.empty()) SKIFF_RETURN_IF_ERROR(doc::ValidateKey(after));
+  if (limit == 0 || limit > kMaxScanLimit) {
+    return BadRequest("scan limit must be between 1 and " + std::to_string(kMaxScanLimit));
+  }
+  return Status::Ok();
+}
+
+Status Store::Put(std::string_view table, std::string_view key, std::string_view value) {
+  WriteBatch batch;
+  batch.Put(std::string(table), std::string(key), std::string(value));
+  return Write(batch);
+}
+
+Status Store::Delete(std::string_view table, std::string_view key) {
+  WriteBatch batch;
+  batch.Delete(std::string(table), std::string(key));
+  return Write(batch);
+}
+
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url) {
+  if (url == "memory:") return NewMemoryStore();
+  if (url.starts_with("sqlite:")) {
+    std::string path(url.substr(7));
+    if (path.empty())
+      return BadRequest("store URL 'sqlite:' needs a file path, e.g. sqlite:./skiff.db");
+    return OpenSqliteStore(path);
+  }
+  if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+    return OpenPostgresStore(std::string(url));
+  }
+  return BadRequest("unknown store URL '" + std::string(url) +
+                    "': use memory:, sqlite:PATH or postgres://...");
+}
+
+}  // namespace skiff::store

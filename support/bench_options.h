@@ -1,0 +1,32 @@
+// Options the suite's own main parses before Google Benchmark sees argv:
+// which stores to run and how long to run.
+//
+// Written once by main before any benchmark runs, then only read: safe to read
+// from any benchmark thread.
+#ifndef SKIFF_SUPPORT_BENCH_OPTIONS_H_
+#define SKIFF_SUPPORT_BENCH_OPTIONS_H_
+
+#include <set>
+#include <string>
+
+namespace skiff::bench {
+
+enum class Profile { kQuick, kStandard, kFull };
+
+struct BenchOptions {
+  std::set<std::string> stores = {"memory", "sqlite", "postgres"};  // --store=a,b
+  Profile profile = Profile::kStandard;                             // --profile=
+  // Scales a case's budget: x0.25 quick, x1 standard, x3 full.
+  double BudgetScale() const;
+  bool WantsStore(const std::string& kind) const { return stores.count(kind) > 0; }
+};
+
+// The options of this process.
+const BenchOptions& Options();
+BenchOptions& MutableOptionsForMain();
+
+const char* ProfileName(Profile profile);
+
+}  // namespace skiff::bench
+
+#endif  // SKIFF_SUPPORT_BENCH_OPTIONS_H_

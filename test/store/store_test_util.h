@@ -1,0 +1,37 @@
+// Test-side helpers for stores: opening a TestStore inside a gtest, failing
+// under CI and skipping loudly elsewhere when PostgreSQL cannot be had.
+#ifndef SKIFF_TEST_STORE_STORE_TEST_UTIL_H_
+#define SKIFF_TEST_STORE_STORE_TEST_UTIL_H_
+
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "support/postgres.h"
+#include "support/test_store.h"
+
+#include "test/status_matchers.h"
+
+namespace skiff::test {
+
+// Opens a TestStore of `kind` into *out. When it cannot be opened, *out stays
+// empty and a failure (or, for PostgreSQL outside CI, a loud skip) is recorded;
+// call it from SetUp so the test body does not run.
+inline void OpenOrSkip(const std::string& kind, std::unique_ptr<support::TestStore>* out) {
+  auto opened = support::TestStore::Open(kind);
+  if (opened.ok()) {
+    *out = std::move(*opened);
+    return;
+  }
+  if (kind == "postgres" && !support::InCi() &&
+      opened.status().code() == StatusCode::kUnavailable) {
+    GTEST_SKIP() << "*** PostgreSQL not available, PostgreSQL cases NOT run: "
+                 << opened.status().ToString();
+  }
+  FAIL() << "cannot open the " << kind << " store: " << opened.status().ToString();
+}
+
+}  // namespace skiff::test
+
+#endif  // SKIFF_TEST_STORE_STORE_TEST_UTIL_H_
