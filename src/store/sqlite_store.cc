@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS skiff_documents(
   key   TEXT NOT NULL,
   value TEXT NOT NULL,
   PRIMARY KEY (tbl, key)
-) WITHOUT ROWID;
+);
 INSERT OR IGNORE INTO skiff_meta(name, value) VALUES ('schema_version', '1');
 )sql";
 
