@@ -31,6 +31,10 @@ function(skiff_add_test name)
     set(arg_TIMEOUT 300)
   endif()
   set_tests_properties(${name} PROPERTIES LABELS "${arg_LABELS}" TIMEOUT ${arg_TIMEOUT})
+  if(SKIFF_SANITIZE STREQUAL "address")
+    set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT
+                 "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tools/sanitizers/lsan.supp")
+  endif()
 endfunction()
 
 # Compiles every registered public header alone in its own translation unit, so
