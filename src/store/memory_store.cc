@@ -1,6 +1,7 @@
 // MemoryStore: the store behind `memory:`. Nothing survives the process; it
 // exists for tests and for measuring the server without a database. It sends
 // no SQL, so its statement counter stays at zero.
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -34,6 +35,18 @@ class MemoryStore final : public Store {
         t->second.erase(op.key);
       }
     }
+    for (const Change& change : batch.changes()) {
+      changes_.push_back(change);
+      last_sync_id_ = std::max(last_sync_id_, change.sync_id);
+      const RowKey row_key{change.table, change.key};
+      if (change.value) {
+        sync_rows_[row_key] =
+            SyncRow{change.group, change.table, change.key, *change.value, change.sync_id};
+      } else {
+        sync_rows_.erase(row_key);
+      }
+    }
+    for (const DeviceSeq& seq : batch.device_seqs()) devices_[seq.device] = seq;
     ++counters_.transactions;
     return Status::Ok();
   }
@@ -57,11 +70,66 @@ class MemoryStore final : public Store {
     return counters_;
   }
 
+  Result<uint64_t> LastSyncId() override {
+    std::lock_guard lock(mu_);
+    return last_sync_id_;
+  }
+
+  Result<std::vector<Change>> ReadChanges(uint64_t after, const std::vector<std::string>& groups,
+                                          size_t limit) override {
+    SKIFF_RETURN_IF_ERROR(ValidateGroups(groups));
+    std::lock_guard lock(mu_);
+    std::vector<Change> out;
+    for (const Change& c : changes_) {
+      if (c.sync_id <= after || !Contains(groups, c.group)) continue;
+      out.push_back(c);
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Change& a, const Change& b) { return a.sync_id < b.sync_id; });
+    if (out.size() > limit) out.resize(limit);
+    return out;
+  }
+
+  Result<SyncRowPage> ScanSyncRows(const std::vector<std::string>& groups,
+                                   const SyncRowCursor& after, size_t limit) override {
+    SKIFF_RETURN_IF_ERROR(ValidateSyncScan(groups, after, limit));
+    std::lock_guard lock(mu_);
+    SyncRowPage page;
+    auto it = after.table.empty() ? sync_rows_.begin()
+                                  : sync_rows_.upper_bound(RowKey{after.table, after.key});
+    for (; it != sync_rows_.end(); ++it) {
+      if (!Contains(groups, it->second.group)) continue;
+      if (page.rows.size() == limit) {
+        page.next = SyncRowCursor{page.rows.back().table, page.rows.back().key};
+        break;
+      }
+      page.rows.push_back(it->second);
+    }
+    return page;
+  }
+
+  Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) override {
+    SKIFF_RETURN_IF_ERROR(ValidateDevice(device));
+    std::lock_guard lock(mu_);
+    auto it = devices_.find(device);
+    if (it == devices_.end()) return std::optional<DeviceSeq>();
+    return std::optional<DeviceSeq>(it->second);
+  }
+
  private:
   using Rows = std::map<std::string, std::string, std::less<>>;
   mutable std::mutex mu_;
-  std::map<std::string, Rows, std::less<>> tables_;  // GUARDED_BY(mu_)
-  StoreCounters counters_;                           // GUARDED_BY(mu_)
+  using RowKey = std::pair<std::string, std::string>;  // (table, key)
+  static bool Contains(const std::vector<std::string>& groups, const std::string& group) {
+    return std::find(groups.begin(), groups.end(), group) != groups.end();
+  }
+
+  std::map<std::string, Rows, std::less<>> tables_;        // GUARDED_BY(mu_)
+  std::vector<Change> changes_;                            // GUARDED_BY(mu_)
+  std::map<RowKey, SyncRow> sync_rows_;                    // GUARDED_BY(mu_)
+  std::map<std::string, DeviceSeq, std::less<>> devices_;  // GUARDED_BY(mu_)
+  uint64_t last_sync_id_ = 0;                              // GUARDED_BY(mu_)
+  StoreCounters counters_;                                 // GUARDED_BY(mu_)
 };
 
 }  // namespace

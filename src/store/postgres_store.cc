@@ -18,8 +18,14 @@
 namespace skiff::store {
 namespace {
 
-using internal::OpField;
-using internal::PgTextArray;
+using internal::PgArrayOf;
+
+std::string_view Sv(const std::string& s) { return s; }
+std::string_view Self(const std::string& s) { return s; }
+std::string_view OpTable(const WriteBatch::Op* op) { return op->table; }
+std::string_view OpKey(const WriteBatch::Op* op) { return op->key; }
+std::string_view OpValue(const WriteBatch::Op* op) { return op->value; }
+std::string Text(const pqxx::field& f) { return std::string(f.c_str(), f.size()); }
 
 // Serialises schema creation between processes that open the same database.
 constexpr const char* kSchema = R"sql(
@@ -34,9 +40,30 @@ CREATE TABLE IF NOT EXISTS skiff_documents(
   value TEXT NOT NULL,
   PRIMARY KEY (tbl, key)
 );
+CREATE TABLE IF NOT EXISTS skiff_changes(
+  sync_id BIGINT PRIMARY KEY,
+  grp     TEXT COLLATE "C" NOT NULL,
+  tbl     TEXT COLLATE "C" NOT NULL,
+  key     TEXT COLLATE "C" NOT NULL,
+  value   TEXT
+);
+CREATE INDEX IF NOT EXISTS skiff_changes_by_group ON skiff_changes(grp, sync_id);
+CREATE TABLE IF NOT EXISTS skiff_sync_rows(
+  tbl     TEXT COLLATE "C" NOT NULL,
+  key     TEXT COLLATE "C" NOT NULL,
+  grp     TEXT COLLATE "C" NOT NULL,
+  value   TEXT NOT NULL,
+  sync_id BIGINT NOT NULL,
+  PRIMARY KEY (tbl, key)
+);
+CREATE TABLE IF NOT EXISTS skiff_devices(
+  device   TEXT COLLATE "C" PRIMARY KEY,
+  usr      TEXT NOT NULL,
+  last_seq BIGINT NOT NULL
+);
 INSERT INTO skiff_meta(name, value) VALUES ('schema_version', '1') ON CONFLICT DO NOTHING;
 )sql";
-constexpr int kSchemaStatements = 4;  // the statements in kSchema, for the counter
+constexpr int kSchemaStatements = 8;  // the statements in kSchema, for the counter
 
 void PrepareStatements(pqxx::connection& conn) {
   conn.prepare("get", "SELECT value FROM skiff_documents WHERE tbl = $1 AND key = $2");
@@ -51,6 +78,31 @@ void PrepareStatements(pqxx::connection& conn) {
   conn.prepare("delete_many",
                "DELETE FROM skiff_documents d USING unnest($1::text[], $2::text[]) AS x(tbl, key) "
                "WHERE d.tbl = x.tbl COLLATE \"C\" AND d.key = x.key COLLATE \"C\"");
+  conn.prepare(
+      "insert_changes",
+      "INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) "
+      "SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])");
+  conn.prepare("upsert_sync_rows",
+               "INSERT INTO skiff_sync_rows(tbl, key, grp, value, sync_id) "
+               "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) "
+               "ON CONFLICT (tbl, key) DO UPDATE SET grp = excluded.grp, value = excluded.value, "
+               "sync_id = excluded.sync_id");
+  conn.prepare("delete_sync_rows",
+               "DELETE FROM skiff_sync_rows r USING unnest($1::text[], $2::text[]) AS x(tbl, key) "
+               "WHERE r.tbl = x.tbl COLLATE \"C\" AND r.key = x.key COLLATE \"C\"");
+  conn.prepare(
+      "upsert_devices",
+      "INSERT INTO skiff_devices(device, usr, last_seq) "
+      "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) "
+      "ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq");
+  conn.prepare("last_sync_id", "SELECT COALESCE(MAX(sync_id), 0) FROM skiff_changes");
+  conn.prepare("read_changes",
+               "SELECT sync_id, grp, tbl, key, value FROM skiff_changes "
+               "WHERE sync_id > $1 AND grp = ANY($2::text[]) ORDER BY sync_id LIMIT $3");
+  conn.prepare("scan_sync_rows",
+               "SELECT grp, tbl, key, value, sync_id FROM skiff_sync_rows "
+               "WHERE (tbl, key) > ($1, $2) AND grp = ANY($3::text[]) ORDER BY tbl, key LIMIT $4");
+  conn.prepare("get_device", "SELECT usr, last_seq FROM skiff_devices WHERE device = $1");
   conn.prepare("scan",
                "SELECT key, value FROM skiff_documents WHERE tbl = $1 AND key > $2 "
                "ORDER BY key LIMIT $3");
@@ -106,7 +158,7 @@ class PostgresStore final : public Store {
   Status Write(const WriteBatch& batch) override {
     SKIFF_RETURN_IF_ERROR(ValidateBatch(batch));
     if (batch.empty()) return Status::Ok();
-    if (batch.size() == 1) {
+    if (batch.size() == 1 && !batch.has_sync()) {  // one statement, autocommit
       const WriteBatch::Op& op = batch.ops().front();
       return Run([&](pqxx::connection& conn) {
         pqxx::nontransaction tx(conn);
@@ -120,20 +172,22 @@ class PostgresStore final : public Store {
       });
     }
     const internal::CoalescedBatch net = internal::Coalesce(batch);
+    const internal::CoalescedChanges rows = internal::CoalesceChanges(batch);
+    const std::vector<const DeviceSeq*> devices = internal::CoalesceDevices(batch);
     return Run([&](pqxx::connection& conn) {
       pqxx::work tx(conn);
       Count(1);  // BEGIN
       if (!net.puts.empty()) {
         Count(1);
-        tx.exec_prepared("put_many", PgTextArray(net.puts, OpField::kTable),
-                         PgTextArray(net.puts, OpField::kKey),
-                         PgTextArray(net.puts, OpField::kValue));
+        tx.exec_prepared("put_many", PgArrayOf(net.puts, OpTable), PgArrayOf(net.puts, OpKey),
+                         PgArrayOf(net.puts, OpValue));
       }
       if (!net.deletes.empty()) {
         Count(1);
-        tx.exec_prepared("delete_many", PgTextArray(net.deletes, OpField::kTable),
-                         PgTextArray(net.deletes, OpField::kKey));
+        tx.exec_prepared("delete_many", PgArrayOf(net.deletes, OpTable),
+                         PgArrayOf(net.deletes, OpKey));
       }
+      WriteChanges(tx, batch.changes(), rows, devices);
       Count(1);  // COMMIT
       tx.commit();
       transactions_.fetch_add(1, std::memory_order_relaxed);
@@ -167,8 +221,124 @@ class PostgresStore final : public Store {
             transactions_.load(std::memory_order_relaxed)};
   }
 
+  Result<uint64_t> LastSyncId() override {
+    uint64_t last = 0;
+    SKIFF_RETURN_IF_ERROR(Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      last = tx.exec_prepared("last_sync_id")[0][0].as<uint64_t>();
+    }));
+    return last;
+  }
+
+  Result<std::vector<Change>> ReadChanges(uint64_t after, const std::vector<std::string>& groups,
+                                          size_t limit) override {
+    SKIFF_RETURN_IF_ERROR(ValidateGroups(groups));
+    std::vector<Change> out;
+    SKIFF_RETURN_IF_ERROR(Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      pqxx::result r = tx.exec_prepared("read_changes", static_cast<long long>(after),
+                                        PgArrayOf(groups, Self), static_cast<long long>(limit));
+      out.clear();
+      for (const auto& row : r) {
+        Change c;
+        c.sync_id = row[0].as<uint64_t>();
+        c.group = Text(row[1]);
+        c.table = Text(row[2]);
+        c.key = Text(row[3]);
+        if (!row[4].is_null()) c.value = Text(row[4]);
+        out.push_back(std::move(c));
+      }
+    }));
+    return out;
+  }
+
+  Result<SyncRowPage> ScanSyncRows(const std::vector<std::string>& groups,
+                                   const SyncRowCursor& after, size_t limit) override {
+    SKIFF_RETURN_IF_ERROR(ValidateSyncScan(groups, after, limit));
+    SyncRowPage page;
+    SKIFF_RETURN_IF_ERROR(Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      pqxx::result r = tx.exec_prepared("scan_sync_rows", after.table, after.key,
+                                        PgArrayOf(groups, Self), static_cast<long long>(limit) + 1);
+      page = SyncRowPage();
+      for (const auto& row : r) {
+        if (page.rows.size() == limit) {
+          page.next = SyncRowCursor{page.rows.back().table, page.rows.back().key};
+          break;
+        }
+        page.rows.push_back(
+            SyncRow{Text(row[0]), Text(row[1]), Text(row[2]), Text(row[3]), row[4].as<uint64_t>()});
+      }
+    }));
+    return page;
+  }
+
+  Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) override {
+    SKIFF_RETURN_IF_ERROR(ValidateDevice(device));
+    std::optional<DeviceSeq> found;
+    SKIFF_RETURN_IF_ERROR(Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      pqxx::result r = tx.exec_prepared("get_device", std::string(device));
+      if (!r.empty()) {
+        found = DeviceSeq{std::string(device), Text(r[0][0]), r[0][1].as<uint64_t>()};
+      }
+    }));
+    return found;
+  }
+
  private:
   void Count(uint64_t n) { statements_.fetch_add(n, std::memory_order_relaxed); }
+
+  // The sync part of a batch: the log, the synced rows, the devices; one
+  // statement for each part that has anything to write.
+  void WriteChanges(pqxx::work& tx, const std::vector<Change>& changes,
+                    const internal::CoalescedChanges& rows,
+                    const std::vector<const DeviceSeq*>& devices) {
+    if (!changes.empty()) {
+      std::vector<std::string> ids;
+      ids.reserve(changes.size());
+      for (const Change& c : changes) ids.push_back(std::to_string(c.sync_id));
+      Count(1);
+      tx.exec_prepared("insert_changes", PgArrayOf(ids, Self),
+                       PgArrayOf(changes, [](const Change& c) { return Sv(c.group); }),
+                       PgArrayOf(changes, [](const Change& c) { return Sv(c.table); }),
+                       PgArrayOf(changes, [](const Change& c) { return Sv(c.key); }),
+                       PgArrayOf(changes, [](const Change& c) -> std::optional<std::string_view> {
+                         if (!c.value) return std::nullopt;
+                         return *c.value;
+                       }));
+    }
+    if (!rows.upserts.empty()) {
+      std::vector<std::string> ids;
+      for (const Change* c : rows.upserts) ids.push_back(std::to_string(c->sync_id));
+      Count(1);
+      tx.exec_prepared("upsert_sync_rows",
+                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->table); }),
+                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->key); }),
+                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->group); }),
+                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(*c->value); }),
+                       PgArrayOf(ids, Self));
+    }
+    if (!rows.deletes.empty()) {
+      Count(1);
+      tx.exec_prepared("delete_sync_rows",
+                       PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->table); }),
+                       PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->key); }));
+    }
+    if (!devices.empty()) {
+      std::vector<std::string> seqs;
+      for (const DeviceSeq* d : devices) seqs.push_back(std::to_string(d->last_seq));
+      Count(1);
+      tx.exec_prepared("upsert_devices",
+                       PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->device); }),
+                       PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->user); }),
+                       PgArrayOf(seqs, Self));
+    }
+  }
 
   Status EnsureConnected() {  // REQUIRES(mu_)
     if (conn_ && conn_->is_open()) return Status::Ok();

@@ -28,13 +28,38 @@ CREATE TABLE IF NOT EXISTS skiff_documents(
   value TEXT NOT NULL,
   PRIMARY KEY (tbl, key)
 );
+CREATE TABLE IF NOT EXISTS skiff_changes(
+  sync_id INTEGER PRIMARY KEY,
+  grp     TEXT NOT NULL,
+  tbl     TEXT NOT NULL,
+  key     TEXT NOT NULL,
+  value   TEXT
+);
+CREATE INDEX IF NOT EXISTS skiff_changes_by_group ON skiff_changes(grp, sync_id);
+CREATE TABLE IF NOT EXISTS skiff_sync_rows(
+  tbl     TEXT NOT NULL,
+  key     TEXT NOT NULL,
+  grp     TEXT NOT NULL,
+  value   TEXT NOT NULL,
+  sync_id INTEGER NOT NULL,
+  PRIMARY KEY (tbl, key)
+);
+CREATE TABLE IF NOT EXISTS skiff_devices(
+  device   TEXT PRIMARY KEY,
+  usr      TEXT NOT NULL,
+  last_seq INTEGER NOT NULL
+);
 INSERT OR IGNORE INTO skiff_meta(name, value) VALUES ('schema_version', '1');
 )sql";
 
 class SqliteStore final : public Store {
  public:
   ~SqliteStore() override {
-    for (auto* st : {&get_, &put_, &delete_, &scan_, &begin_, &commit_, &rollback_}) st->reset();
+    for (auto* st : {&get_, &put_, &delete_, &scan_, &begin_, &commit_, &rollback_, &insert_change_,
+                     &upsert_sync_row_, &delete_sync_row_, &upsert_device_, &last_sync_id_,
+                     &read_changes_, &scan_sync_rows_, &get_device_}) {
+      st->reset();
+    }
     sqlite3_close_v2(db_);
   }
 
@@ -78,22 +103,16 @@ class SqliteStore final : public Store {
     SKIFF_RETURN_IF_ERROR(ValidateBatch(batch));
     if (batch.empty()) return Status::Ok();
     std::lock_guard lock(mu_);
-    if (batch.size() == 1) {
+    if (batch.size() == 1 && !batch.has_sync()) {  // one statement, autocommit
       SKIFF_RETURN_IF_ERROR(Apply(batch.ops().front()));
       transactions_.fetch_add(1, std::memory_order_relaxed);
       return Status::Ok();
     }
     SKIFF_RETURN_IF_ERROR(RunSimple(*begin_));
-    for (const WriteBatch::Op& op : batch.ops()) {
-      Status s = Apply(op);
-      if (!s.ok()) {
-        (void)RunSimple(*rollback_);  // the original error is what the caller needs
-        return s;
-      }
-    }
-    Status s = RunSimple(*commit_);
+    Status s = ApplyAll(batch);
+    if (s.ok()) s = RunSimple(*commit_);
     if (!s.ok()) {
-      (void)RunSimple(*rollback_);
+      (void)RunSimple(*rollback_);  // the original error is what the caller needs
       return s;
     }
     transactions_.fetch_add(1, std::memory_order_relaxed);
@@ -128,6 +147,73 @@ class SqliteStore final : public Store {
             transactions_.load(std::memory_order_relaxed)};
   }
 
+  Result<uint64_t> LastSyncId() override {
+    std::lock_guard lock(mu_);
+    uint64_t last = 0;
+    SKIFF_RETURN_IF_ERROR(Query(*last_sync_id_, [&](SqliteStatement& st) {
+      last = static_cast<uint64_t>(st.ColumnInt64(0));
+    }));
+    return last;
+  }
+
+  Result<std::vector<Change>> ReadChanges(uint64_t after, const std::vector<std::string>& groups,
+                                          size_t limit) override {
+    SKIFF_RETURN_IF_ERROR(ValidateGroups(groups));
+    const std::string group_list = JsonList(groups);
+    std::lock_guard lock(mu_);
+    SqliteStatement& st = *read_changes_;
+    st.BindInt64(1, static_cast<int64_t>(after));
+    st.BindText(2, group_list);
+    st.BindInt64(3, static_cast<int64_t>(limit));
+    std::vector<Change> out;
+    SKIFF_RETURN_IF_ERROR(Query(st, [&](SqliteStatement& row) {
+      Change c;
+      c.sync_id = static_cast<uint64_t>(row.ColumnInt64(0));
+      c.group = row.ColumnText(1);
+      c.table = row.ColumnText(2);
+      c.key = row.ColumnText(3);
+      if (!row.ColumnIsNull(4)) c.value = std::string(row.ColumnText(4));
+      out.push_back(std::move(c));
+    }));
+    return out;
+  }
+
+  Result<SyncRowPage> ScanSyncRows(const std::vector<std::string>& groups,
+                                   const SyncRowCursor& after, size_t limit) override {
+    SKIFF_RETURN_IF_ERROR(ValidateSyncScan(groups, after, limit));
+    const std::string group_list = JsonList(groups);
+    std::lock_guard lock(mu_);
+    SqliteStatement& st = *scan_sync_rows_;
+    st.BindText(1, after.table);
+    st.BindText(2, after.key);
+    st.BindText(3, group_list);
+    st.BindInt64(4, static_cast<int64_t>(limit) + 1);
+    SyncRowPage page;
+    SKIFF_RETURN_IF_ERROR(Query(st, [&](SqliteStatement& row) {
+      if (page.rows.size() == limit) {
+        page.next = SyncRowCursor{page.rows.back().table, page.rows.back().key};
+        return;
+      }
+      page.rows.push_back(SyncRow{std::string(row.ColumnText(0)), std::string(row.ColumnText(1)),
+                                  std::string(row.ColumnText(2)), std::string(row.ColumnText(3)),
+                                  static_cast<uint64_t>(row.ColumnInt64(4))});
+    }));
+    return page;
+  }
+
+  Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) override {
+    SKIFF_RETURN_IF_ERROR(ValidateDevice(device));
+    std::lock_guard lock(mu_);
+    SqliteStatement& st = *get_device_;
+    st.BindText(1, device);
+    std::optional<DeviceSeq> found;
+    SKIFF_RETURN_IF_ERROR(Query(st, [&](SqliteStatement& row) {
+      found = DeviceSeq{std::string(device), std::string(row.ColumnText(0)),
+                        static_cast<uint64_t>(row.ColumnInt64(1))};
+    }));
+    return found;
+  }
+
  private:
   SqliteStore() = default;
 
@@ -156,10 +242,94 @@ class SqliteStore final : public Store {
     SKIFF_RETURN_IF_ERROR(make(
         "SELECT key, value FROM skiff_documents WHERE tbl = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
         &scan_));
+    SKIFF_RETURN_IF_ERROR(
+        make("INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+             &insert_change_));
+    SKIFF_RETURN_IF_ERROR(make(
+        "INSERT INTO skiff_sync_rows(tbl, key, grp, value, sync_id) VALUES (?1, ?2, ?3, ?4, ?5) "
+        "ON CONFLICT(tbl, key) DO UPDATE SET grp = excluded.grp, value = excluded.value, "
+        "sync_id = excluded.sync_id",
+        &upsert_sync_row_));
+    SKIFF_RETURN_IF_ERROR(
+        make("DELETE FROM skiff_sync_rows WHERE tbl = ?1 AND key = ?2", &delete_sync_row_));
+    SKIFF_RETURN_IF_ERROR(
+        make("INSERT INTO skiff_devices(device, usr, last_seq) VALUES (?1, ?2, ?3) "
+             "ON CONFLICT(device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq",
+             &upsert_device_));
+    SKIFF_RETURN_IF_ERROR(
+        make("SELECT COALESCE(MAX(sync_id), 0) FROM skiff_changes", &last_sync_id_));
+    SKIFF_RETURN_IF_ERROR(
+        make("SELECT sync_id, grp, tbl, key, value FROM skiff_changes "
+             "WHERE sync_id > ?1 AND grp IN (SELECT value FROM json_each(?2)) "
+             "ORDER BY sync_id LIMIT ?3",
+             &read_changes_));
+    SKIFF_RETURN_IF_ERROR(
+        make("SELECT grp, tbl, key, value, sync_id FROM skiff_sync_rows "
+             "WHERE (tbl, key) > (?1, ?2) AND grp IN (SELECT value FROM json_each(?3)) "
+             "ORDER BY tbl, key LIMIT ?4",
+             &scan_sync_rows_));
+    SKIFF_RETURN_IF_ERROR(
+        make("SELECT usr, last_seq FROM skiff_devices WHERE device = ?1", &get_device_));
     SKIFF_RETURN_IF_ERROR(make("BEGIN IMMEDIATE", &begin_));
     SKIFF_RETURN_IF_ERROR(make("COMMIT", &commit_));
     SKIFF_RETURN_IF_ERROR(make("ROLLBACK", &rollback_));
     return Status::Ok();
+  }
+
+  // Every part of a batch, inside the caller's transaction.
+  Status ApplyAll(const WriteBatch& batch) {
+    for (const WriteBatch::Op& op : batch.ops()) SKIFF_RETURN_IF_ERROR(Apply(op));
+    for (const Change& c : batch.changes()) {
+      SqliteStatement& log = *insert_change_;
+      log.BindInt64(1, static_cast<int64_t>(c.sync_id));
+      log.BindText(2, c.group);
+      log.BindText(3, c.table);
+      log.BindText(4, c.key);
+      if (c.value) {
+        log.BindText(5, *c.value);
+      } else {
+        log.BindNull(5);
+      }
+      SKIFF_RETURN_IF_ERROR(RunSimple(log));
+      SqliteStatement& row = c.value ? *upsert_sync_row_ : *delete_sync_row_;
+      row.BindText(1, c.table);
+      row.BindText(2, c.key);
+      if (c.value) {
+        row.BindText(3, c.group);
+        row.BindText(4, *c.value);
+        row.BindInt64(5, static_cast<int64_t>(c.sync_id));
+      }
+      SKIFF_RETURN_IF_ERROR(RunSimple(row));
+    }
+    for (const DeviceSeq& d : batch.device_seqs()) {
+      SqliteStatement& st = *upsert_device_;
+      st.BindText(1, d.device);
+      st.BindText(2, d.user);
+      st.BindInt64(3, static_cast<int64_t>(d.last_seq));
+      SKIFF_RETURN_IF_ERROR(RunSimple(st));
+    }
+    return Status::Ok();
+  }
+
+  // Steps a bound query, calling `on_row` for each row, then resets it.
+  template <typename OnRow>
+  Status Query(SqliteStatement& st, OnRow&& on_row) {
+    statements_sent_.fetch_add(1, std::memory_order_relaxed);
+    for (;;) {
+      Result<bool> row = st.Step();
+      if (!row.ok()) return st.Reset(row.status());
+      if (!*row) break;
+      on_row(st);
+    }
+    return st.Reset(Status::Ok());
+  }
+
+  // Groups are validated names ([A-Za-z0-9_-]), so quoting needs no escapes;
+  // the list is bound as one parameter and read with json_each.
+  static std::string JsonList(const std::vector<std::string>& items) {
+    std::string out = "[";
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? ",\"" : "\"") + items[i] + "\"";
+    return out + "]";
   }
 
   Status Apply(const WriteBatch::Op& op) {
@@ -180,6 +350,8 @@ class SqliteStore final : public Store {
   sqlite3* db_ = nullptr;
   std::mutex mu_;  // serialises every use of db_ and the statements
   std::unique_ptr<SqliteStatement> get_, put_, delete_, scan_, begin_, commit_, rollback_;
+  std::unique_ptr<SqliteStatement> insert_change_, upsert_sync_row_, delete_sync_row_,
+      upsert_device_, last_sync_id_, read_changes_, scan_sync_rows_, get_device_;
   std::atomic<uint64_t> statements_sent_{0};
   std::atomic<uint64_t> transactions_{0};
 };

@@ -21,6 +21,41 @@ Status ValidateBatch(const WriteBatch& batch) {
     SKIFF_RETURN_IF_ERROR(ValidateStoreTable(op.table));
     SKIFF_RETURN_IF_ERROR(doc::ValidateKey(op.key));
   }
+  for (const Change& change : batch.changes()) {
+    SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(change.group));
+    SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(change.table));
+    SKIFF_RETURN_IF_ERROR(doc::ValidateKey(change.key));
+    if (change.sync_id == 0 || change.sync_id > kMaxSyncId) {
+      return Internal("sync id out of range: " + std::to_string(change.sync_id));
+    }
+  }
+  for (const DeviceSeq& seq : batch.device_seqs()) {
+    SKIFF_RETURN_IF_ERROR(ValidateDevice(seq.device));
+    SKIFF_RETURN_IF_ERROR(doc::ValidateKey(seq.user));
+  }
+  return Status::Ok();
+}
+
+Status ValidateGroups(const std::vector<std::string>& groups) {
+  for (const std::string& group : groups) SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(group));
+  return Status::Ok();
+}
+
+Status ValidateDevice(std::string_view device) {
+  if (device.size() > kMaxDeviceBytes) return TooLarge("device id is longer than 256 bytes");
+  return doc::ValidateKey(device);
+}
+
+Status ValidateSyncScan(const std::vector<std::string>& groups, const SyncRowCursor& after,
+                        size_t limit) {
+  SKIFF_RETURN_IF_ERROR(ValidateGroups(groups));
+  if (!after.table.empty()) {
+    SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(after.table));
+    SKIFF_RETURN_IF_ERROR(doc::ValidateKey(after.key));
+  }
+  if (limit == 0 || limit > kMaxScanLimit) {
+    return BadRequest("scan limit must be between 1 and " + std::to_string(kMaxScanLimit));
+  }
   return Status::Ok();
 }
 

@@ -26,6 +26,9 @@ namespace skiff::store {
 
 inline constexpr size_t kDefaultScanLimit = 1000;
 inline constexpr size_t kMaxScanLimit = 10000;
+inline constexpr size_t kMaxDeviceBytes = 256;
+// Sync ids are stored as signed 64-bit integers (SQLite INTEGER, BIGINT).
+inline constexpr uint64_t kMaxSyncId = (uint64_t{1} << 62);
 
 struct KeyValue {
   std::string key;
@@ -36,6 +39,27 @@ struct KeyValue {
 struct ScanPage {
   std::vector<KeyValue> items;      // in key order
   std::optional<std::string> next;  // pass as `after` for the next page; nullopt at the end
+};
+
+// A synced row as bootstrap sees it.
+struct SyncRow {
+  std::string group;
+  std::string table;
+  std::string key;
+  std::string value;
+  uint64_t sync_id = 0;  // of the change that last wrote it
+  friend bool operator==(const SyncRow&, const SyncRow&) = default;
+};
+
+// Position in the (table, key) order of synced rows; empty means the start.
+struct SyncRowCursor {
+  std::string table;
+  std::string key;
+};
+
+struct SyncRowPage {
+  std::vector<SyncRow> rows;          // in (table, key) order
+  std::optional<SyncRowCursor> next;  // nullopt at the end
 };
 
 // What a store has done since it was opened. Counted where the work happens,
@@ -66,6 +90,25 @@ class Store {
 
   virtual StoreCounters counters() const = 0;
 
+  // --- The sync engine's reads (writes go through WriteBatch). ---
+
+  // The highest sync id in the change log; 0 when it is empty.
+  virtual Result<uint64_t> LastSyncId() = 0;
+
+  // Up to `limit` changes with sync_id > `after` whose group is in `groups`,
+  // in sync-id order.
+  virtual Result<std::vector<Change>> ReadChanges(uint64_t after,
+                                                  const std::vector<std::string>& groups,
+                                                  size_t limit) = 0;
+
+  // Up to `limit` current synced rows of `groups` after `after`, in (table,
+  // key) order.
+  virtual Result<SyncRowPage> ScanSyncRows(const std::vector<std::string>& groups,
+                                           const SyncRowCursor& after, size_t limit) = 0;
+
+  // The device's record, or nullopt for a device never seen.
+  virtual Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) = 0;
+
   // Conveniences: a batch of one.
   Status Put(std::string_view table, std::string_view key, std::string_view value);
   Status Delete(std::string_view table, std::string_view key);
@@ -86,6 +129,18 @@ class StoreWrapper : public Store {
     return target_.Scan(table, after, limit);
   }
   StoreCounters counters() const override { return target_.counters(); }
+  Result<uint64_t> LastSyncId() override { return target_.LastSyncId(); }
+  Result<std::vector<Change>> ReadChanges(uint64_t after, const std::vector<std::string>& groups,
+                                          size_t limit) override {
+    return target_.ReadChanges(after, groups, limit);
+  }
+  Result<SyncRowPage> ScanSyncRows(const std::vector<std::string>& groups,
+                                   const SyncRowCursor& after, size_t limit) override {
+    return target_.ScanSyncRows(groups, after, limit);
+  }
+  Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) override {
+    return target_.GetDevice(device);
+  }
 
   Store& target() const { return target_; }
 
@@ -117,6 +172,11 @@ Result<std::unique_ptr<Store>> OpenStore(std::string_view url);
 Status ValidateBatch(const WriteBatch& batch);
 Status ValidateGet(std::string_view table, std::string_view key);
 Status ValidateScan(std::string_view table, std::string_view after, size_t limit);
+// Groups are named like tables; a list may be empty (it matches nothing).
+Status ValidateGroups(const std::vector<std::string>& groups);
+Status ValidateDevice(std::string_view device);
+Status ValidateSyncScan(const std::vector<std::string>& groups, const SyncRowCursor& after,
+                        size_t limit);
 
 }  // namespace skiff::store
 

@@ -6,16 +6,23 @@ namespace skiff::store::internal {
 namespace {
 
 TEST(PgArrayTest, QuotesEveryElementAndEscapesQuotesAndBackslashes) {
-  WriteBatch batch;
-  batch.Put("t", "plain", R"({"a":"x\"y"})");
-  batch.Put("t", "{,} NULL", "back\\slash");
-  std::vector<const WriteBatch::Op*> ops = {&batch.ops()[0], &batch.ops()[1]};
-  EXPECT_EQ(PgTextArray(ops, OpField::kKey), R"({"plain","{,} NULL"})");
-  EXPECT_EQ(PgTextArray(ops, OpField::kValue), R"({"{\"a\":\"x\\\"y\"}","back\\slash"})");
-  EXPECT_EQ(PgTextArray(ops, OpField::kTable), R"({"t","t"})");
+  EXPECT_EQ(PgArray({R"({"a":"x\"y"})", "back\\slash", "{,} NULL"}),
+            R"({"{\"a\":\"x\\\"y\"}","back\\slash","{,} NULL"})");
 }
 
-TEST(PgArrayTest, EmptyListIsEmptyArray) { EXPECT_EQ(PgTextArray({}, OpField::kKey), "{}"); }
+TEST(PgArrayTest, NulloptIsSqlNull) {
+  EXPECT_EQ(PgArray({"a", std::nullopt, ""}), R"({"a",NULL,""})");
+}
+
+TEST(PgArrayTest, EmptyListIsEmptyArray) { EXPECT_EQ(PgArray({}), "{}"); }
+
+TEST(PgArrayTest, BuildsFromRows) {
+  struct Row {
+    std::string name;
+  };
+  std::vector<Row> rows = {{"x"}, {"y"}};
+  EXPECT_EQ(PgArrayOf(rows, [](const Row& r) { return std::string_view(r.name); }), R"({"x","y"})");
+}
 
 }  // namespace
 }  // namespace skiff::store::internal

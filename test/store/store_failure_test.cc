@@ -57,6 +57,23 @@ TEST(PostgresFailureTest, BatchFailingHalfwayAppliesNothing) {
   EXPECT_OK(store.Put("docs", "good", "1"));  // the connection is still usable
 }
 
+TEST(PostgresFailureTest, SyncBatchFailingHalfwayAppliesNothing) {
+  std::unique_ptr<support::TestStore> fixture;
+  test::OpenOrSkip("postgres", &fixture);
+  if (!fixture) return;
+  Store& store = fixture->store();
+  WriteBatch batch;
+  batch.SetDeviceSeq({"phone", "alice", 1});
+  batch.AppendChange({1, "g", "tasks", "good", "1"});
+  batch.AppendChange({2, "g", "tasks", "bad", std::string("\xFF")});
+  EXPECT_STATUS(store.Write(batch), kBadRequest);
+  EXPECT_EQ(*store.LastSyncId(), 0u);
+  EXPECT_EQ(*store.GetDevice("phone"), std::nullopt);
+  auto rows = store.ScanSyncRows({"g"}, {}, 10);
+  ASSERT_OK(rows);
+  EXPECT_TRUE(rows->rows.empty());
+}
+
 TEST(SqliteFailureTest, FileThatIsNotADatabaseIsAnErrorAndIsLeftAlone) {
   support::TempDir dir;
   const std::string path = dir.File("garbage.db");

@@ -16,4 +16,20 @@ CoalescedBatch Coalesce(const WriteBatch& batch) {
   return out;
 }
 
+CoalescedChanges CoalesceChanges(const WriteBatch& batch) {
+  std::map<std::pair<std::string_view, std::string_view>, const Change*> last;
+  for (const Change& c : batch.changes()) last[{c.table, c.key}] = &c;
+  CoalescedChanges out;
+  for (const auto& [unused, c] : last) (c->value ? out.upserts : out.deletes).push_back(c);
+  return out;
+}
+
+std::vector<const DeviceSeq*> CoalesceDevices(const WriteBatch& batch) {
+  std::map<std::string_view, const DeviceSeq*> last;
+  for (const DeviceSeq& d : batch.device_seqs()) last[d.device] = &d;
+  std::vector<const DeviceSeq*> out;
+  for (const auto& [unused, d] : last) out.push_back(d);
+  return out;
+}
+
 }  // namespace skiff::store::internal

@@ -2,21 +2,22 @@
 
 namespace skiff::store::internal {
 
-std::string PgTextArray(const std::vector<const WriteBatch::Op*>& ops, OpField field) {
+std::string PgArray(const std::vector<std::optional<std::string_view>>& items) {
   size_t size = 2;
-  for (const WriteBatch::Op* op : ops) size += op->value.size() + op->key.size() + 8;
+  for (const auto& item : items) size += (item ? item->size() : 4) + 8;
   std::string out;
   out.reserve(size);
   out += '{';
-  for (size_t i = 0; i < ops.size(); ++i) {
+  for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ',';
-    const std::string& text = field == OpField::kTable ? ops[i]->table
-                              : field == OpField::kKey ? ops[i]->key
-                                                       : ops[i]->value;
-    // Quoted elements: only '"' and '\' need a backslash; NULL, commas and
-    // braces are plain text inside quotes.
+    if (!items[i]) {
+      out += "NULL";
+      continue;
+    }
+    // Quoted elements: only '"' and '\' need a backslash; commas, braces and
+    // the word NULL are plain text inside quotes.
     out += '"';
-    for (char c : text) {
+    for (char c : *items[i]) {
       if (c == '"' || c == '\\') out += '\\';
       out += c;
     }

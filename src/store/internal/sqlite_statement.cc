@@ -58,6 +58,16 @@ void SqliteStatement::BindInt64(int index, int64_t value) {
   sqlite3_bind_int64(stmt_, index, value);
 }
 
+void SqliteStatement::BindNull(int index) { sqlite3_bind_null(stmt_, index); }
+
+int64_t SqliteStatement::ColumnInt64(int column) const {
+  return sqlite3_column_int64(stmt_, column);
+}
+
+bool SqliteStatement::ColumnIsNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
 Result<bool> SqliteStatement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

@@ -33,10 +33,13 @@ class SqliteStatement {
   // Text is bound without a copy: it must outlive the next Step().
   void BindText(int index, std::string_view text);
   void BindInt64(int index, int64_t value);
+  void BindNull(int index);
 
   // True when a row is ready, false when the statement is done.
   Result<bool> Step();
   std::string_view ColumnText(int column) const;
+  int64_t ColumnInt64(int column) const;
+  bool ColumnIsNull(int column) const;
 
   // Resets and clears bindings so the statement can run again; returns
   // `status` unless the reset itself reports a new error.
