@@ -75,6 +75,13 @@ class MemoryStore final : public Store {
     return last_sync_id_;
   }
 
+  Result<std::map<std::string, uint64_t>> LastSyncIdByGroup() override {
+    std::lock_guard lock(mu_);
+    std::map<std::string, uint64_t> out;
+    for (const Change& c : changes_) out[c.group] = std::max(out[c.group], c.sync_id);
+    return out;
+  }
+
   Result<std::vector<Change>> ReadChanges(uint64_t after, const std::vector<std::string>& groups,
                                           size_t limit) override {
     SKIFF_RETURN_IF_ERROR(ValidateGroups(groups));

@@ -96,6 +96,7 @@ void PrepareStatements(pqxx::connection& conn) {
       "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) "
       "ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq");
   conn.prepare("last_sync_id", "SELECT COALESCE(MAX(sync_id), 0) FROM skiff_changes");
+  conn.prepare("last_by_group", "SELECT grp, MAX(sync_id) FROM skiff_changes GROUP BY grp");
   conn.prepare("read_changes",
                "SELECT sync_id, grp, tbl, key, value FROM skiff_changes "
                "WHERE sync_id > $1 AND grp = ANY($2::text[]) ORDER BY sync_id LIMIT $3");
@@ -229,6 +230,19 @@ class PostgresStore final : public Store {
       last = tx.exec_prepared("last_sync_id")[0][0].as<uint64_t>();
     }));
     return last;
+  }
+
+  Result<std::map<std::string, uint64_t>> LastSyncIdByGroup() override {
+    std::map<std::string, uint64_t> out;
+    SKIFF_RETURN_IF_ERROR(Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      out.clear();
+      for (const auto& row : tx.exec_prepared("last_by_group")) {
+        out[Text(row[0])] = row[1].as<uint64_t>();
+      }
+    }));
+    return out;
   }
 
   Result<std::vector<Change>> ReadChanges(uint64_t after, const std::vector<std::string>& groups,

@@ -54,15 +54,6 @@ INSERT OR IGNORE INTO skiff_meta(name, value) VALUES ('schema_version', '1');
 
 class SqliteStore final : public Store {
  public:
-  ~SqliteStore() override {
-    for (auto* st : {&get_, &put_, &delete_, &scan_, &begin_, &commit_, &rollback_, &insert_change_,
-                     &upsert_sync_row_, &delete_sync_row_, &upsert_device_, &last_sync_id_,
-                     &read_changes_, &scan_sync_rows_, &get_device_}) {
-      st->reset();
-    }
-    sqlite3_close_v2(db_);
-  }
-
   static Result<std::unique_ptr<Store>> Open(const std::string& path,
                                              const SqliteOptions& options) {
     std::unique_ptr<SqliteStore> store(new SqliteStore());
@@ -154,6 +145,15 @@ class SqliteStore final : public Store {
       last = static_cast<uint64_t>(st.ColumnInt64(0));
     }));
     return last;
+  }
+
+  Result<std::map<std::string, uint64_t>> LastSyncIdByGroup() override {
+    std::lock_guard lock(mu_);
+    std::map<std::string, uint64_t> out;
+    SKIFF_RETURN_IF_ERROR(Query(*last_by_group_, [&](SqliteStatement& row) {
+      out[std::string(row.ColumnText(0))] = static_cast<uint64_t>(row.ColumnInt64(1));
+    }));
+    return out;
   }
 
   Result<std::vector<Change>> ReadChanges(uint64_t after, const std::vector<std::string>& groups,
@@ -259,6 +259,8 @@ class SqliteStore final : public Store {
     SKIFF_RETURN_IF_ERROR(
         make("SELECT COALESCE(MAX(sync_id), 0) FROM skiff_changes", &last_sync_id_));
     SKIFF_RETURN_IF_ERROR(
+        make("SELECT grp, MAX(sync_id) FROM skiff_changes GROUP BY grp", &last_by_group_));
+    SKIFF_RETURN_IF_ERROR(
         make("SELECT sync_id, grp, tbl, key, value FROM skiff_changes "
              "WHERE sync_id > ?1 AND grp IN (SELECT value FROM json_each(?2)) "
              "ORDER BY sync_id LIMIT ?3",
@@ -347,11 +349,17 @@ class SqliteStore final : public Store {
     return st.Reset(row.status());
   }
 
-  sqlite3* db_ = nullptr;
+  // Declared before the statements so it is destroyed after them: a
+  // connection closes cleanly once its statements are finalized.
+  struct Connection {
+    sqlite3* db = nullptr;
+    ~Connection() { sqlite3_close_v2(db); }
+  } connection_;
+  sqlite3*& db_ = connection_.db;
   std::mutex mu_;  // serialises every use of db_ and the statements
   std::unique_ptr<SqliteStatement> get_, put_, delete_, scan_, begin_, commit_, rollback_;
   std::unique_ptr<SqliteStatement> insert_change_, upsert_sync_row_, delete_sync_row_,
-      upsert_device_, last_sync_id_, read_changes_, scan_sync_rows_, get_device_;
+      upsert_device_, last_sync_id_, last_by_group_, read_changes_, scan_sync_rows_, get_device_;
   std::atomic<uint64_t> statements_sent_{0};
   std::atomic<uint64_t> transactions_{0};
 };

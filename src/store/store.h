@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,6 +96,9 @@ class Store {
   // The highest sync id in the change log; 0 when it is empty.
   virtual Result<uint64_t> LastSyncId() = 0;
 
+  // The highest sync id of each group that has changes.
+  virtual Result<std::map<std::string, uint64_t>> LastSyncIdByGroup() = 0;
+
   // Up to `limit` changes with sync_id > `after` whose group is in `groups`,
   // in sync-id order.
   virtual Result<std::vector<Change>> ReadChanges(uint64_t after,
@@ -130,6 +134,9 @@ class StoreWrapper : public Store {
   }
   StoreCounters counters() const override { return target_.counters(); }
   Result<uint64_t> LastSyncId() override { return target_.LastSyncId(); }
+  Result<std::map<std::string, uint64_t>> LastSyncIdByGroup() override {
+    return target_.LastSyncIdByGroup();
+  }
   Result<std::vector<Change>> ReadChanges(uint64_t after, const std::vector<std::string>& groups,
                                           size_t limit) override {
     return target_.ReadChanges(after, groups, limit);

@@ -45,6 +45,9 @@ TEST_P(StoreSyncTest, LastSyncIdFollowsTheLog) {
   auto last = store().LastSyncId();
   ASSERT_OK(last);
   EXPECT_EQ(*last, 7u);
+  auto by_group = store().LastSyncIdByGroup();
+  ASSERT_OK(by_group);
+  EXPECT_EQ(*by_group, (std::map<std::string, uint64_t>{{"g1", 2}, {"g2", 7}}));
 }
 
 TEST_P(StoreSyncTest, ChangesComeBackInSyncIdOrderForVisibleGroupsOnly) {
