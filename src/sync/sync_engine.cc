@@ -1,0 +1,346 @@
+#include "sync/sync_engine.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "doc/names.h"
+
+namespace skiff::sync {
+namespace {
+
+const std::vector<std::string>& GroupsOf(const Caller& caller) {
+  static const std::vector<std::string> kNone;
+  return caller.groups ? *caller.groups : kNone;
+}
+
+}  // namespace
+
+SyncEngine::SyncEngine(store::Store& store, Clock& clock, SyncOptions options)
+    : store_(store), clock_(clock), options_(options) {}
+
+Result<std::unique_ptr<SyncEngine>> SyncEngine::Start(store::Store& store, Clock& clock,
+                                                      SyncOptions options) {
+  std::unique_ptr<SyncEngine> engine(new SyncEngine(store, clock, options));
+  Result<uint64_t> last = store.LastSyncId();
+  if (!last.ok()) return last.status();
+  Result<std::map<std::string, uint64_t>> by_group = store.LastSyncIdByGroup();
+  if (!by_group.ok()) return by_group.status();
+  engine->cursor_ = *last;
+  engine->group_last_ = std::move(*by_group);
+  engine->committer_ = std::thread([e = engine.get()] { e->CommitLoop(); });
+  if (options.expiry_thread) engine->expiry_ = std::thread([e = engine.get()] { e->ExpiryLoop(); });
+  return engine;
+}
+
+SyncEngine::~SyncEngine() { Stop(); }
+
+void SyncEngine::Stop() {
+  std::vector<WaitRegistry::Callback> held;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  expiry_cv_.notify_all();
+  if (committer_.joinable()) committer_.join();  // commits what was queued first
+  if (expiry_.joinable()) expiry_.join();
+  {
+    std::lock_guard lock(mu_);
+    held = waits_.TakeAll();
+    counters_.waits_held = 0;
+  }
+  for (auto& callback : held) callback(false);
+}
+
+Status SyncEngine::ValidatePush(const Caller& caller, const PushRequest& request) const {
+  if (request.device.empty()) return BadRequest("push needs a device id");
+  SKIFF_RETURN_IF_ERROR(store::ValidateDevice(request.device));
+  if (request.changes.size() > options_.max_changes_per_push) {
+    return TooLarge("a push carries at most " + std::to_string(options_.max_changes_per_push) +
+                    " changes");
+  }
+  uint64_t previous = 0;
+  for (const PushChange& c : request.changes) {
+    if (c.seq <= previous) return BadRequest("change seq must be positive and increasing");
+    previous = c.seq;
+    SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(c.table));
+    SKIFF_RETURN_IF_ERROR(doc::ValidateKey(c.key));
+    SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(c.group));
+    if (!caller.InGroup(c.group)) {
+      return Forbidden("user '" + caller.user + "' is not in group '" + c.group + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+void SyncEngine::Push(const Caller& caller, PushRequest request, PushDone done) {
+  if (Status s = ValidatePush(caller, request); !s.ok()) return done(s);
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      queue_.push_back({caller, std::move(request), std::move(done)});
+      queue_cv_.notify_one();
+      return;
+    }
+  }
+  done(Unavailable("the sync engine is shutting down"));
+}
+
+void SyncEngine::CommitLoop() {
+  for (;;) {
+    std::vector<QueuedPush> pushes;
+    {
+      std::unique_lock lock(mu_);
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left to commit
+      pushes.swap(queue_);
+    }
+    CommitQueued(pushes);
+  }
+}
+
+// Builds one batch from every queued push, in queue order, numbering changes
+// as it goes; commits it; then publishes the new cursor, wakes the waits of
+// the groups it touched and answers the pushes.
+void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
+  uint64_t next_id;
+  {
+    std::lock_guard lock(mu_);
+    next_id = cursor_ + 1;
+  }
+  store::WriteBatch batch;
+  std::vector<Result<PushReply>> results;
+  std::map<std::string, DeviceState> touched_devices;  // seen in this batch
+  std::map<std::string, uint64_t> touched_groups;
+  uint64_t applied_total = 0, skipped_total = 0;
+
+  for (QueuedPush& push : pushes) {
+    const std::string& device = push.request.device;
+    DeviceState state;
+    if (auto t = touched_devices.find(device); t != touched_devices.end()) {
+      state = t->second;
+    } else if (auto d = devices_.find(device); d != devices_.end()) {
+      state = d->second;
+    } else {
+      // The first push of a device since start: one read of its record.
+      Result<std::optional<store::DeviceSeq>> record = store_.GetDevice(device);
+      if (!record.ok()) {
+        results.push_back(record.status());
+        continue;
+      }
+      state = record->has_value() ? DeviceState{(*record)->user, (*record)->last_seq}
+                                  : DeviceState{push.caller.user, 0};
+    }
+    if (state.user != push.caller.user) {
+      results.push_back(Forbidden("device '" + device + "' belongs to another user"));
+      continue;
+    }
+    PushReply reply;
+    const bool new_device = state.last_seq == 0;
+    for (PushChange& c : push.request.changes) {
+      if (c.seq <= state.last_seq) {
+        ++skipped_total;  // a retried push: applied before, never twice
+        continue;
+      }
+      const uint64_t id = next_id++;
+      touched_groups[c.group] = id;
+      batch.AppendChange(
+          {id, std::move(c.group), std::move(c.table), std::move(c.key), std::move(c.value)});
+      state.last_seq = c.seq;
+      ++reply.applied;
+    }
+    if (reply.applied > 0 || new_device) {
+      batch.SetDeviceSeq({device, state.user, state.last_seq});
+    }
+    applied_total += reply.applied;
+    reply.last_seq = state.last_seq;
+    touched_devices[device] = state;
+    results.push_back(reply);
+  }
+
+  Status committed = batch.empty() ? Status::Ok() : store_.Write(batch);
+  std::vector<WaitRegistry::Callback> woken;
+  uint64_t cursor;
+  {
+    std::lock_guard lock(mu_);
+    if (committed.ok()) {
+      cursor_ = next_id - 1;
+      for (const auto& [group, id] : touched_groups) group_last_[group] = id;
+      std::vector<std::string> groups;
+      for (const auto& [group, id] : touched_groups) groups.push_back(group);
+      woken = waits_.TakeWoken(groups);
+      counters_.waits_woken += woken.size();
+      counters_.waits_held = waits_.size();
+      counters_.changes_applied += applied_total;
+      counters_.changes_skipped += skipped_total;
+      if (!batch.empty()) ++counters_.commits;
+    }
+    cursor = cursor_;
+  }
+  if (committed.ok()) {
+    for (auto& [device, state] : touched_devices) devices_[device] = state;
+  }
+  for (auto& callback : woken) callback(true);
+
+  // Ids of a failed batch were never visible: the next batch reuses them.
+  uint64_t ok_pushes = 0;
+  for (size_t i = 0; i < pushes.size(); ++i) {
+    if (!results[i].ok()) {
+      pushes[i].done(results[i].status());
+    } else if (!committed.ok()) {
+      pushes[i].done(committed);
+    } else {
+      results[i]->cursor = cursor;
+      ++ok_pushes;
+      pushes[i].done(std::move(results[i]));
+    }
+  }
+  std::lock_guard lock(mu_);
+  counters_.pushes += ok_pushes;
+}
+
+Result<PullReply> SyncEngine::Pull(const Caller& caller, uint64_t since, size_t limit) {
+  if (limit == 0 || limit > options_.max_page) {
+    return BadRequest("limit must be between 1 and " + std::to_string(options_.max_page));
+  }
+  uint64_t committed;
+  {
+    std::lock_guard lock(mu_);
+    committed = cursor_;
+  }
+  if (since > committed) return BadRequest("cursor is ahead of the server: bootstrap again");
+  Result<std::vector<store::Change>> changes = store_.ReadChanges(since, GroupsOf(caller), limit);
+  if (!changes.ok()) return changes.status();
+  PullReply reply;
+  // Changes committed after `committed` was read wait for the next pull, so
+  // the cursor handed out never passes the published one.
+  bool cut = false;
+  for (store::Change& c : *changes) {
+    if (c.sync_id > committed) {
+      cut = true;
+      break;
+    }
+    reply.changes.push_back(std::move(c));
+  }
+  reply.more = cut || changes->size() == limit;
+  reply.cursor =
+      reply.more ? (reply.changes.empty() ? since : reply.changes.back().sync_id) : committed;
+  return reply;
+}
+
+Result<BootstrapReply> SyncEngine::Bootstrap(const Caller& caller,
+                                             const store::SyncRowCursor& after, size_t limit) {
+  if (limit == 0 || limit > options_.max_page) {
+    return BadRequest("limit must be between 1 and " + std::to_string(options_.max_page));
+  }
+  BootstrapReply reply;
+  {
+    std::lock_guard lock(mu_);
+    reply.cursor = cursor_;  // read before the rows: later changes are pulled again
+  }
+  Result<store::SyncRowPage> page = store_.ScanSyncRows(GroupsOf(caller), after, limit);
+  if (!page.ok()) return page.status();
+  reply.rows = std::move(page->rows);
+  reply.next = std::move(page->next);
+  return reply;
+}
+
+SyncEngine::WaitId SyncEngine::Wait(const Caller& caller, uint64_t since,
+                                    std::chrono::milliseconds timeout, WaitDone done) {
+  if (timeout.count() < 0 || timeout > options_.max_wait) {
+    done(BadRequest("timeout_ms must be between 0 and " +
+                    std::to_string(options_.max_wait.count())));
+    return 0;
+  }
+  WaitReply now;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) {
+      now.cursor = cursor_;
+    } else if (since > cursor_) {
+      // Answered below, outside the lock.
+      now.cursor = cursor_;
+    } else {
+      for (const std::string& group : GroupsOf(caller)) {
+        auto it = group_last_.find(group);
+        if (it != group_last_.end() && it->second > since) now.changed = true;
+      }
+      now.cursor = cursor_;
+      if (!now.changed && timeout.count() > 0) {
+        // The same lock guards group_last_ and the registry: no commit can
+        // slip between the check above and this registration.
+        auto shared_done = std::make_shared<WaitDone>(std::move(done));
+        const WaitId id = waits_.Add(
+            caller.groups ? caller.groups : std::make_shared<const std::vector<std::string>>(),
+            clock_.Now() + timeout, [this, shared_done](bool changed) {
+              WaitReply reply;
+              reply.changed = changed;
+              {
+                std::lock_guard inner(mu_);
+                reply.cursor = cursor_;
+              }
+              (*shared_done)(reply);
+            });
+        counters_.waits_held = waits_.size();
+        expiry_cv_.notify_all();
+        return id;
+      }
+      ++counters_.waits_answered_at_once;
+    }
+  }
+  if (since > now.cursor) {
+    done(BadRequest("cursor is ahead of the server: bootstrap again"));
+  } else {
+    done(now);
+  }
+  return 0;
+}
+
+void SyncEngine::CancelWait(WaitId id) {
+  std::lock_guard lock(mu_);
+  waits_.Cancel(id);
+  counters_.waits_held = waits_.size();
+}
+
+void SyncEngine::ExpireDueWaits() {
+  std::vector<WaitRegistry::Callback> expired;
+  {
+    std::lock_guard lock(mu_);
+    expired = waits_.TakeExpired(clock_.Now());
+    counters_.waits_expired += expired.size();
+    counters_.waits_held = waits_.size();
+  }
+  for (auto& callback : expired) callback(false);
+}
+
+void SyncEngine::ExpiryLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    // Sleep until the next deadline, re-checking at least every 50 ms so a
+    // clock that is not the system's still moves expiry along.
+    auto wait_for = std::chrono::milliseconds(50);
+    if (auto next = waits_.NextDeadline()) {
+      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(*next - clock_.Now());
+      wait_for = std::clamp(remaining, std::chrono::milliseconds(0), wait_for);
+    }
+    expiry_cv_.wait_for(lock, wait_for);
+    if (stopping_) break;
+    lock.unlock();
+    ExpireDueWaits();
+    lock.lock();
+  }
+}
+
+uint64_t SyncEngine::cursor() const {
+  std::lock_guard lock(mu_);
+  return cursor_;
+}
+
+SyncCounters SyncEngine::counters() const {
+  std::lock_guard lock(mu_);
+  return counters_;
+}
+
+}  // namespace skiff::sync

@@ -1,0 +1,143 @@
+// SyncEngine: push, pull, bootstrap and held waits over a Store.
+//
+// Sync ids come from the engine's commit pipeline, never from a row locked
+// until commit: one committer thread drains every queued push into one store
+// transaction, numbering their changes as it builds the batch, so concurrent
+// pushes share a commit and ids increase in commit order with no gaps a pull
+// could skip. Pushes are idempotent by (device, seq): the device's last
+// applied seq is written in the same transaction as its changes.
+//
+// A held wait costs no SQL: the engine keeps each group's last sync id in
+// memory and wakes the waits of the groups a commit touched.
+//
+// Thread-safe. Callbacks run on the committer thread (push replies, woken
+// waits), the expiry thread (timed-out waits) or the caller's thread (a wait
+// answered at once); they must be quick and must not call back into the
+// engine while holding locks of their own that the engine's callers hold.
+#ifndef SKIFF_SYNC_SYNC_ENGINE_H_
+#define SKIFF_SYNC_SYNC_ENGINE_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "store/store.h"
+#include "sync/types.h"
+#include "sync/wait_registry.h"
+
+namespace skiff::sync {
+
+struct SyncOptions {
+  size_t max_changes_per_push = 1000;
+  size_t max_page = 10000;  // pull and bootstrap limits
+  std::chrono::milliseconds max_wait{60000};
+  // Runs a thread that answers waits at their deadline. Tests that drive a
+  // ManualClock turn it off and call ExpireDueWaits().
+  bool expiry_thread = true;
+};
+
+struct SyncCounters {
+  uint64_t pushes = 0;           // push requests answered OK
+  uint64_t changes_applied = 0;  // changes given a sync id
+  uint64_t changes_skipped = 0;  // retried changes already applied
+  uint64_t commits = 0;          // store transactions of the committer
+  uint64_t waits_answered_at_once = 0;
+  uint64_t waits_woken = 0;
+  uint64_t waits_expired = 0;
+  uint64_t waits_held = 0;  // held right now
+};
+
+class SyncEngine {
+ public:
+  using PushDone = std::function<void(Result<PushReply>)>;
+  using WaitDone = std::function<void(Result<WaitReply>)>;
+  using WaitId = WaitRegistry::WaitId;
+
+  // Reads the last sync id (overall and per group) and starts the threads.
+  static Result<std::unique_ptr<SyncEngine>> Start(store::Store& store, Clock& clock,
+                                                   SyncOptions options = {});
+  ~SyncEngine();  // Stop()
+  SyncEngine(const SyncEngine&) = delete;
+  SyncEngine& operator=(const SyncEngine&) = delete;
+
+  // Commits what is queued, answers held waits (changed: false), stops
+  // the threads. Idempotent.
+  void Stop();
+
+  // Validates at once (bad_request, forbidden for a group the caller is not
+  // in, too_large) and queues the push; `done` runs after the transaction
+  // holding it committed, or with its error.
+  void Push(const Caller& caller, PushRequest request, PushDone done);
+
+  // Changes after `since` in the caller's groups, at most `limit`.
+  // bad_request when `since` is ahead of the server.
+  Result<PullReply> Pull(const Caller& caller, uint64_t since, size_t limit);
+
+  // A page of the caller's current rows after `after`, and the cursor to
+  // pull from once the last page is in.
+  Result<BootstrapReply> Bootstrap(const Caller& caller, const store::SyncRowCursor& after,
+                                   size_t limit);
+
+  // Answers at once when a change in the caller's groups passed `since`;
+  // otherwise holds until one commits (changed) or `timeout` (not changed).
+  // Returns the wait's id (0 when answered at once) for CancelWait.
+  WaitId Wait(const Caller& caller, uint64_t since, std::chrono::milliseconds timeout,
+              WaitDone done);
+  // Drops a held wait without answering (its connection is gone).
+  void CancelWait(WaitId id);
+  // Answers the waits whose deadline passed (the expiry thread calls it).
+  void ExpireDueWaits();
+
+  // The highest committed sync id.
+  uint64_t cursor() const;
+  SyncCounters counters() const;
+
+ private:
+  struct QueuedPush {
+    Caller caller;
+    PushRequest request;
+    PushDone done;
+  };
+  struct DeviceState {
+    std::string user;
+    uint64_t last_seq = 0;
+  };
+
+  SyncEngine(store::Store& store, Clock& clock, SyncOptions options);
+  Status ValidatePush(const Caller& caller, const PushRequest& request) const;
+  void CommitLoop();
+  void CommitQueued(std::vector<QueuedPush>& pushes);
+  void ExpiryLoop();
+
+  store::Store& store_;
+  Clock& clock_;
+  const SyncOptions options_;
+
+  mutable std::mutex mu_;
+  uint64_t cursor_ = 0;                         // GUARDED_BY(mu_)
+  std::map<std::string, uint64_t> group_last_;  // GUARDED_BY(mu_)
+  WaitRegistry waits_;                          // GUARDED_BY(mu_)
+  SyncCounters counters_;                       // GUARDED_BY(mu_)
+  std::vector<QueuedPush> queue_;               // GUARDED_BY(mu_)
+  bool stopping_ = false;                       // GUARDED_BY(mu_)
+  std::condition_variable queue_cv_;
+  std::condition_variable expiry_cv_;
+
+  // Owned by the committer thread.
+  std::map<std::string, DeviceState, std::less<>> devices_;
+
+  std::thread committer_;
+  std::thread expiry_;
+};
+
+}  // namespace skiff::sync
+
+#endif  // SKIFF_SYNC_SYNC_ENGINE_H_
