@@ -97,19 +97,29 @@ bool ParseOwnFlags(int* argc, char** argv, std::string* out_path, bool* has_min_
   return true;
 }
 
-// Adds the counter kinds to the JSON file Google Benchmark wrote.
+// Adds the counter kinds to the JSON file Google Benchmark wrote, as
+// context.skiff_counter_kinds. The file is edited as text: Google Benchmark
+// 1.7.1 writes bare NaN for some aggregates (the cv of an all-zero counter),
+// which no strict JSON parser reads back.
 bool RecordCounterKinds(const std::string& path) {
-  std::ifstream in(path);
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    std::cerr << "cannot read back " << path << " to record counter kinds\n";
+  std::string text;
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  const std::string anchor = "\"context\": {";
+  const size_t at = text.find(anchor);
+  if (at == std::string::npos) {
+    std::cerr << "no context object in " << path << ": counter kinds not recorded\n";
     return false;
   }
   nlohmann::json kinds = nlohmann::json::object();
   for (const auto& [name, kind] : CounterKinds()) kinds[name] = CounterKindName(kind);
-  doc["context"]["skiff_counter_kinds"] = kinds;
-  std::ofstream out(path, std::ios::trunc);
-  out << doc.dump(2) << "\n";
+  text.insert(at + anchor.size(), "\n    \"skiff_counter_kinds\": " + kinds.dump() + ",");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
   return static_cast<bool>(out);
 }
 

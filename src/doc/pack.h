@@ -2,7 +2,10 @@
 // server can keep it in memory at a fraction of the parsed tree's size.
 //
 // The format is chosen by measurement (docs/memory-tiers.md records bytes and
-// unpack times of the candidates). Pure functions; thread-safe.
+// unpack times of the candidates): today zstd over MessagePack, behind a
+// one-byte format tag. Packed bytes are a memory format only, never stored or
+// sent. Pure functions; thread-safe (each thread keeps its own zstd
+// contexts).
 #ifndef SKIFF_DOC_PACK_H_
 #define SKIFF_DOC_PACK_H_
 
@@ -14,7 +17,10 @@
 
 namespace skiff::doc {
 
-// Packs `value`; Unpack(Pack(v)) == v for every Value.
+// Packs `value`; Unpack(Pack(v)) == v for every Value without NaN (which
+// equals nothing) nesting at most 1,024 containers (deeper is a broken
+// invariant: documents are depth-checked when they come in). The result is
+// allocated at its exact size, since it is what stays in memory.
 std::string Pack(const Value& value);
 
 // Unpacks bytes made by Pack. internal (corrupted data) when the bytes are not

@@ -1,0 +1,138 @@
+#include "compare/cli.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace skiff::compare {
+namespace {
+
+std::string Golden(const std::string& name) {
+  return std::string(SKIFF_COMPARE_GOLDEN_DIR) + "/" + name;
+}
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Invoke(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int code = RunCompareCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(CliOptionsTest, Defaults) {
+  auto o = ParseCliOptions({"a.json", "b.json"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->base_path, "a.json");
+  EXPECT_EQ(o->head_path, "b.json");
+  EXPECT_EQ(o->format, Format::kTable);
+  EXPECT_DOUBLE_EQ(o->settings.alpha, 0.05);
+  EXPECT_DOUBLE_EQ(o->settings.threshold_pct, 5);
+  EXPECT_DOUBLE_EQ(o->settings.MaxCvPct(), 5);
+  EXPECT_EQ(o->settings.min_repetitions, 3);
+  EXPECT_FALSE(o->settings.fail_on_slower);
+}
+
+TEST(CliOptionsTest, BothFlagSpellings) {
+  auto o = ParseCliOptions({"--threshold=10", "--alpha", "0.01", "--format", "json", "--max-cv=20",
+                            "--min-repetitions", "5", "--cpu-time", "--fail-on-slower", "a", "b"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_DOUBLE_EQ(o->settings.threshold_pct, 10);
+  EXPECT_DOUBLE_EQ(o->settings.alpha, 0.01);
+  EXPECT_DOUBLE_EQ(o->settings.MaxCvPct(), 20);
+  EXPECT_EQ(o->settings.min_repetitions, 5);
+  EXPECT_TRUE(o->settings.cpu_time);
+  EXPECT_TRUE(o->settings.fail_on_slower);
+  EXPECT_EQ(o->format, Format::kJson);
+  // --max-cv follows --threshold unless given.
+  auto t = ParseCliOptions({"--threshold", "8", "a", "b"});
+  ASSERT_TRUE(t.ok());
+  EXPECT_DOUBLE_EQ(t->settings.MaxCvPct(), 8);
+}
+
+TEST(CliOptionsTest, BadArguments) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"a"},
+           {"a", "b", "c"},
+           {"--format", "html", "a", "b"},
+           {"--threshold", "five", "a", "b"},
+           {"--threshold", "-1", "a", "b"},
+           {"--alpha", "1.5", "a", "b"},
+           {"--min-repetitions", "0", "a", "b"},
+           {"--min-repetitions", "2.5", "a", "b"},
+           {"--alpha"},
+           {"--cpu-time=yes", "a", "b"},
+           {"--bogus", "a", "b"},
+       }) {
+    EXPECT_FALSE(ParseCliOptions(args).ok()) << ::testing::PrintToString(args);
+  }
+}
+
+TEST(CliTest, HelpExitsZero) {
+  Outcome o = Invoke({"--help"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_NE(o.out.find("Usage: skiff-compare"), std::string::npos);
+  EXPECT_NE(o.out.find("Exit codes"), std::string::npos);
+}
+
+TEST(CliTest, ExitCodes) {
+  EXPECT_EQ(Invoke({Golden("real_base.json"), Golden("real_rerun.json")}).code, 0);
+  EXPECT_EQ(Invoke({Golden("real_base.json"), Golden("real_counter_changed.json")}).code, 1);
+  EXPECT_EQ(Invoke({Golden("real_ok3.json"), Golden("real_errored3.json")}).code, 2);
+  EXPECT_EQ(Invoke({Golden("hand_base.json"), Golden("hand_added_removed.json")}).code, 2);
+  EXPECT_EQ(Invoke({Golden("real_base.json"), Golden("real_slower30.json")}).code, 0);
+  EXPECT_EQ(
+      Invoke({"--fail-on-slower", Golden("real_base.json"), Golden("real_slower30.json")}).code, 4);
+  EXPECT_EQ(Invoke({"--bogus"}).code, 3);
+}
+
+TEST(CliTest, BadInputSaysWhichFileAndWhy) {
+  Outcome o = Invoke({Golden("real_base.json"), Golden("malformed_truncated.json")});
+  EXPECT_EQ(o.code, 3);
+  EXPECT_TRUE(o.out.empty());
+  EXPECT_NE(o.err.find("malformed_truncated.json: malformed JSON"), std::string::npos) << o.err;
+  o = Invoke({Golden("missing.json"), Golden("real_base.json")});
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("missing.json: cannot be read"), std::string::npos) << o.err;
+}
+
+TEST(CliTest, TableOutput) {
+  Outcome o = Invoke({Golden("real_base.json"), Golden("real_slower30.json")});
+  EXPECT_NE(o.out.find("Benchmark    Base      Head      Diff"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("+30.0%"), std::string::npos);
+  EXPECT_NE(o.out.find("slower"), std::string::npos);
+  EXPECT_NE(o.out.find("Result: exit 0"), std::string::npos);
+}
+
+TEST(CliTest, MarkdownOutput) {
+  Outcome o =
+      Invoke({"--format=markdown", Golden("real_base.json"), Golden("real_counter_changed.json")});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.out.find("| Benchmark | Base | Head |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("| BM_Sum/4000 | statements_per_write | 3 | 4 |"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("**Result:** exit 1"), std::string::npos);
+}
+
+TEST(CliTest, JsonOutputIsMachineReadable) {
+  Outcome o = Invoke({"--format", "json", Golden("real_ok3.json"), Golden("real_errored3.json")});
+  EXPECT_EQ(o.code, 2);
+  auto doc = nlohmann::json::parse(o.out);
+  EXPECT_EQ(doc["format"], "skiff-compare/1");
+  EXPECT_EQ(doc["exit_code"], 2);
+  EXPECT_EQ(doc["benchmarks"][0]["verdict"], "too_few_repetitions");
+  EXPECT_EQ(doc["errored"][0]["benchmark"], "BM_Fails");
+  EXPECT_EQ(doc["errored"][0]["side"], "head");
+  EXPECT_EQ(doc["summary"]["errored_in_head"], 1);
+  EXPECT_EQ(doc["summary"]["slower"], 0);
+  EXPECT_EQ(doc["summary"]["too_few_repetitions"], 1);
+}
+
+}  // namespace
+}  // namespace skiff::compare

@@ -1,0 +1,143 @@
+#include "doc/document.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace skiff::doc {
+namespace {
+
+TEST(ParseTest, ParsesEveryKindOfValue) {
+  Result<Value> v = Parse(R"({"a":[1,-2,3.5,"x",true,false,null,{}],"b":{"c":[]}})");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ((*v)["a"][0], 1);
+  EXPECT_EQ((*v)["a"][1], -2);
+  EXPECT_EQ((*v)["a"][2], 3.5);
+  EXPECT_EQ((*v)["a"][3], "x");
+  EXPECT_TRUE((*v)["a"][7].is_object());
+  EXPECT_TRUE((*v)["b"]["c"].is_array());
+
+  for (const char* scalar : {"0", "\"\"", "null", "true", " 17 ", "-1e300"}) {
+    EXPECT_TRUE(Parse(scalar).ok()) << scalar;
+  }
+}
+
+TEST(ParseTest, KeepsUnicode) {
+  Result<Value> v = Parse(R"({"name":"Drä 東京 🎮","esc":"\u00e9\ud83c\udfae"})");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ((*v)["name"], "Drä 東京 🎮");
+  EXPECT_EQ((*v)["esc"], "é🎮");
+}
+
+TEST(ParseTest, MalformedTextIsBadRequestWithOffset) {
+  struct Case {
+    std::string text;
+    std::string offset;
+  };
+  const Case cases[] = {
+      {R"({"a":1,})", "byte 7:"},  // trailing comma: the '}' is wrong
+      {R"([1,2)", "byte 4:"},      // ends early: the offset is the end
+      {R"({"a" 1})", "byte 5:"},   // missing colon
+      {"[1] 2", "byte 4:"},        // trailing content
+      {"", "byte 0:"},             // nothing at all
+      {"tru", "byte 3:"},          // bad literal
+  };
+  for (const Case& c : cases) {
+    Result<Value> v = Parse(c.text);
+    ASSERT_FALSE(v.ok()) << c.text;
+    EXPECT_EQ(v.status().code(), StatusCode::kBadRequest) << c.text;
+    EXPECT_NE(v.status().message().find(c.offset), std::string::npos)
+        << c.text << " -> " << v.status().message();
+  }
+}
+
+TEST(ParseTest, NumberTooLargeForADoubleIsBadRequest) {
+  Result<Value> v = Parse("[1, 1e400]");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kBadRequest);
+  EXPECT_EQ(v.status().message(), "invalid JSON: number overflow parsing '1e400'");
+  // Integers past uint64 are kept, as doubles.
+  EXPECT_TRUE(Parse("99999999999999999999999").ok());
+}
+
+TEST(ParseTest, InvalidUtf8IsBadRequest) {
+  for (std::string text :
+       {std::string("\"\xff\""), std::string("\"\xC0\xAF\""), std::string("\"\xED\xA0\x80\""),
+        std::string("[\"ok\", \"\xE2\x82\"]")}) {
+    Result<Value> v = Parse(text);
+    ASSERT_FALSE(v.ok());
+    EXPECT_EQ(v.status().code(), StatusCode::kBadRequest);
+    EXPECT_NE(v.status().message().find("byte"), std::string::npos);
+    // The message can go on the wire: it must itself be printable ASCII.
+    const std::string message = v.status().message();
+    for (char c : message) EXPECT_TRUE(c >= 0x20 && c < 0x7F) << message;
+  }
+}
+
+TEST(ParseTest, DepthLimitCountsContainers) {
+  Limits limits;
+  limits.max_depth = 3;
+  EXPECT_TRUE(Parse("[[[1]]]", limits).ok());
+  EXPECT_TRUE(Parse(R"({"a":{"b":[]}})", limits).ok());
+  EXPECT_EQ(Parse("[[[[1]]]]", limits).status().code(), StatusCode::kTooLarge);
+  EXPECT_EQ(Parse(R"({"a":{"b":[{}]}})", limits).status().code(), StatusCode::kTooLarge);
+  // Brackets inside strings, escaped quotes included, are not nesting.
+  EXPECT_TRUE(Parse(R"(["[[[[[", "\"[[[[{{{{", {"k[[[[":"}}"}])", limits).ok());
+}
+
+TEST(ParseTest, MillionDeepArrayIsRefusedWithoutRecursion) {
+  const std::string deep(1'000'000, '[');
+  Result<Value> v = Parse(deep);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kTooLarge);
+
+  std::string closed = deep + std::string(1'000'000, ']');
+  EXPECT_EQ(Parse(closed).status().code(), StatusCode::kTooLarge);
+  std::string objects;
+  for (int i = 0; i < 200'000; ++i) objects += R"({"a":)";
+  EXPECT_EQ(Parse(objects).status().code(), StatusCode::kTooLarge);
+}
+
+TEST(ParseTest, SizeLimitIsTooLarge) {
+  Limits limits;
+  limits.max_document_bytes = 10;
+  EXPECT_TRUE(Parse(R"({"a":"12"})", limits).ok());  // exactly 10 bytes
+  Result<Value> v = Parse(R"({"a":"123"})", limits);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kTooLarge);
+}
+
+TEST(DumpTest, IsCompactAndRoundTrips) {
+  const std::string text = R"({"a":[1,-2,3.5,"x\n\"y",true,null],"b":{},"é":"🎮"})";
+  Result<Value> v = Parse(text);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(Dump(*v), text);
+}
+
+TEST(DumpTest, ReplacesInvalidUtf8InsteadOfThrowing) {
+  Value v = std::string("bad\xff");
+  EXPECT_EQ(Dump(v), "\"bad\xEF\xBF\xBD\"");  // U+FFFD
+}
+
+TEST(CheckDepthTest, CountsNestedContainers) {
+  EXPECT_TRUE(CheckDepth(Value(1), 0).ok());
+  EXPECT_FALSE(CheckDepth(Value::array(), 0).ok());
+  EXPECT_TRUE(CheckDepth(Value::array(), 1).ok());
+  Value v = Value::parse(R"({"a":[1,{"b":[]}],"c":2})");
+  EXPECT_TRUE(CheckDepth(v, 4).ok());
+  EXPECT_EQ(CheckDepth(v, 3).code(), StatusCode::kTooLarge);
+}
+
+TEST(CheckDepthTest, HandlesValuesBuiltDeeperThanAnyParser) {
+  Value v = 1;
+  for (int i = 0; i < 100'000; ++i) {
+    Value wrapper = Value::array();
+    wrapper.push_back(std::move(v));
+    v = std::move(wrapper);
+  }
+  EXPECT_EQ(CheckDepth(v, 64).code(), StatusCode::kTooLarge);
+  EXPECT_TRUE(CheckDepth(v, 100'000).ok());
+}
+
+}  // namespace
+}  // namespace skiff::doc

@@ -1,0 +1,109 @@
+#include "doc/pack.h"
+
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "support/doc_generator.h"
+
+namespace skiff::doc {
+namespace {
+
+void ExpectRoundTrip(const Value& v) {
+  const std::string packed = Pack(v);
+  Result<Value> back = Unpack(packed);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(*back, v) << Dump(v);
+  ASSERT_EQ(Dump(*back), Dump(v));
+}
+
+TEST(PackTest, RoundTripsHandPickedValues) {
+  for (const char* text :
+       {"null", "true", "0", "-1", "18446744073709551615", "-9223372036854775808", "1.5", "-0.0",
+        "1e-320", "\"\"", "[]", "{}", R"({"":{"":[[],{}]}})", R"(["é東🎮\u0000\n"])"}) {
+    ExpectRoundTrip(Value::parse(text));
+  }
+}
+
+// Property: Unpack(Pack(v)) == v over a few hundred seeded random values with
+// unicode, escapes, integers across int64/uint64, doubles, empty containers
+// and nesting.
+TEST(PackTest, RoundTripsRandomValues) {
+  support::DocGenerator gen(2024);
+  for (int i = 0; i < 400; ++i) {
+    SCOPED_TRACE(i);
+    ExpectRoundTrip(gen.Random(i % 2 == 0 ? 4 : 12));
+  }
+}
+
+TEST(PackTest, RoundTripsGuildsRowsAndALargeDocument) {
+  support::DocGenerator gen(7);
+  for (int i = 0; i < 200; ++i) {
+    ExpectRoundTrip(gen.Guild());
+    ExpectRoundTrip(gen.Row());
+  }
+  ExpectRoundTrip(gen.LargeGuild());
+}
+
+TEST(PackTest, CompressesGuildsAndLeavesTinyValuesRaw) {
+  support::DocGenerator gen(8);
+  const Value guild = gen.Guild();
+  const std::string packed = Pack(guild);
+  EXPECT_EQ(packed[0], '\x02');
+  EXPECT_LT(packed.size(), Dump(guild).size() * 3 / 4);
+  const std::string tiny = Pack(Value::parse(R"({"a":1})"));
+  EXPECT_EQ(tiny, std::string("\x01\x81\xA1"
+                              "a\x01",
+                              5));
+}
+
+TEST(PackTest, UnpackRejectsEmptyUnknownAndTruncatedInput) {
+  EXPECT_EQ(Unpack("").status().code(), StatusCode::kInternal);
+  EXPECT_EQ(Unpack("\x7F\x01").status().code(), StatusCode::kInternal);
+  EXPECT_EQ(Unpack("\x02").status().code(), StatusCode::kInternal);
+
+  support::DocGenerator gen(9);
+  for (const Value& v : {gen.Guild(), Value::parse(R"({"a":[1,2,"three"]})")}) {
+    const std::string packed = Pack(v);
+    for (size_t len = 0; len < packed.size(); ++len) {
+      Result<Value> r = Unpack(std::string_view(packed).substr(0, len));
+      ASSERT_FALSE(r.ok()) << "prefix of " << len << " bytes";
+      EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+    }
+  }
+}
+
+// Arbitrary bytes must never crash Unpack; whatever it returns is either an
+// error or a value that packs again.
+TEST(PackTest, UnpackSurvivesArbitraryBytes) {
+  std::mt19937_64 rng(77);
+  support::DocGenerator gen(10);
+  const std::string guild = Pack(gen.Guild());
+  int errors = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string bytes;
+    if (i % 2 == 0) {
+      bytes.resize(rng() % 64);
+      for (char& c : bytes) c = static_cast<char>(rng());
+      if (!bytes.empty()) bytes[0] = static_cast<char>(1 + rng() % 2);  // a known format
+    } else {
+      bytes = guild;  // a real packed document with a few bytes corrupted
+      for (int flips = 1 + static_cast<int>(rng() % 3); flips > 0; --flips) {
+        bytes[1 + rng() % (bytes.size() - 1)] ^= static_cast<char>(1 + rng() % 255);
+      }
+    }
+    Result<Value> r = Unpack(bytes);
+    if (!r.ok()) {
+      ++errors;
+      EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+    } else {
+      Result<Value> again = Unpack(Pack(*r));
+      ASSERT_TRUE(again.ok());
+    }
+  }
+  EXPECT_GT(errors, 10000);
+}
+
+}  // namespace
+}  // namespace skiff::doc

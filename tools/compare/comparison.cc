@@ -1,0 +1,251 @@
+#include "compare/comparison.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "compare/format.h"
+#include "compare/mann_whitney.h"
+
+namespace skiff::compare {
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool CounterEqual(double a, double b) {
+  const double scale = std::max({1.0, std::fabs(a), std::fabs(b)});
+  return std::fabs(a - b) <= kCounterRelativeEpsilon * scale;
+}
+
+// One side's deterministic value: the value when every sample agrees, else
+// "min..max" so the report shows that it varied within the run.
+struct DeterministicValue {
+  bool present = false;
+  bool constant = true;
+  double value = 0;
+  std::string text = "absent";
+};
+
+DeterministicValue Describe(const BenchmarkResult& b, const std::string& counter) {
+  DeterministicValue d;
+  auto it = b.counters.find(counter);
+  if (it == b.counters.end() || it->second.empty()) return d;
+  const auto& v = it->second;
+  d.present = true;
+  d.value = v.front();
+  auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  d.constant = CounterEqual(*lo, *hi);
+  d.text = d.constant ? FormatNumber(d.value) : FormatNumber(*lo) + ".." + FormatNumber(*hi);
+  // Samples that stop short of the repetition count mean the counter was
+  // missing from some rows.
+  if (d.constant && v.size() != b.real_ns.size()) {
+    d.constant = false;
+    d.text += " (missing in some repetitions)";
+  }
+  return d;
+}
+
+CounterKind KindOf(const std::string& counter, const Run& base, const Run& head) {
+  // HEAD declares what its counters mean now; BASE's declaration covers a
+  // counter HEAD no longer lists.
+  if (auto it = head.counter_kinds.find(counter); it != head.counter_kinds.end()) {
+    return it->second;
+  }
+  if (auto it = base.counter_kinds.find(counter); it != base.counter_kinds.end()) {
+    return it->second;
+  }
+  return CounterKind::kInfo;
+}
+
+void CompareCounters(const BenchmarkResult& b, const BenchmarkResult& h, const Run& base,
+                     const Run& head, Comparison* out) {
+  std::set<std::string> names;
+  for (const auto& [name, values] : b.counters) names.insert(name);
+  for (const auto& [name, values] : h.counters) names.insert(name);
+  for (const std::string& name : names) {
+    if (KindOf(name, base, head) == CounterKind::kDeterministic) {
+      DeterministicValue bv = Describe(b, name);
+      DeterministicValue hv = Describe(h, name);
+      CounterChange change{b.name, name, bv.text, hv.text};
+      ++out->deterministic_checked;
+      if (!bv.present) {
+        out->new_counters.push_back(std::move(change));
+      } else if (!hv.present || !bv.constant || !hv.constant || !CounterEqual(bv.value, hv.value)) {
+        out->counter_changes.push_back(std::move(change));
+      }
+      continue;
+    }
+    InfoCounter info{b.name, name, std::nullopt, std::nullopt};
+    if (auto it = b.counters.find(name); it != b.counters.end() && !it->second.empty()) {
+      info.base = Median(it->second);
+    }
+    if (auto it = h.counters.find(name); it != h.counters.end() && !it->second.empty()) {
+      info.head = Median(it->second);
+    }
+    out->info_counters.push_back(std::move(info));
+  }
+}
+
+void NoteProblem(const BenchmarkResult& r, Side side, Comparison* out) {
+  if (r.state == RunState::kErrored) out->errored.push_back({r.name, side, r.error_message});
+  if (r.state == RunState::kSkipped) out->skipped.push_back({r.name, side, r.error_message});
+}
+
+void ChooseExitCode(Comparison* c) {
+  auto head_errors = std::count_if(c->errored.begin(), c->errored.end(),
+                                   [](const Problem& p) { return p.side == Side::kHead; });
+  if (head_errors > 0 || !c->removed.empty()) {
+    c->exit_code = ExitCode::kErrored;
+    std::string reason;
+    if (head_errors > 0) reason = std::to_string(head_errors) + " benchmark(s) errored in HEAD";
+    if (!c->removed.empty()) {
+      reason += (reason.empty() ? "" : ", ") + std::to_string(c->removed.size()) +
+                " benchmark(s) removed from HEAD";
+    }
+    c->exit_reason = reason;
+    return;
+  }
+  if (!c->counter_changes.empty()) {
+    c->exit_code = ExitCode::kCounterChanged;
+    c->exit_reason =
+        std::to_string(c->counter_changes.size()) + " deterministic counter(s) changed";
+    return;
+  }
+  auto slower = std::count_if(c->rows.begin(), c->rows.end(),
+                              [](const TimeRow& r) { return r.verdict == Verdict::kSlower; });
+  if (slower > 0 && c->settings.fail_on_slower) {
+    c->exit_code = ExitCode::kSlower;
+    c->exit_reason = std::to_string(slower) + " benchmark(s) slower (--fail-on-slower)";
+    return;
+  }
+  c->exit_code = ExitCode::kOk;
+  c->exit_reason = slower > 0 ? std::to_string(slower) +
+                                    " benchmark(s) slower, flagged only; no counter changed "
+                                    "and nothing errored"
+                              : "all clear";
+}
+
+}  // namespace
+
+std::string_view VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kSame:
+      return "same";
+    case Verdict::kFaster:
+      return "faster";
+    case Verdict::kSlower:
+      return "slower";
+    case Verdict::kUnstable:
+      return "unstable";
+    case Verdict::kTooFewRepetitions:
+      return "too few repetitions";
+  }
+  return "same";
+}
+
+SideStats Summarize(const std::vector<double>& samples_ns) {
+  SideStats s;
+  s.samples = samples_ns.size();
+  if (samples_ns.empty()) return s;
+  s.median_ns = Median(samples_ns);
+  if (samples_ns.size() >= 2) {
+    const double n = static_cast<double>(samples_ns.size());
+    const double mean = std::accumulate(samples_ns.begin(), samples_ns.end(), 0.0) / n;
+    double sq = 0;
+    for (double v : samples_ns) sq += (v - mean) * (v - mean);
+    if (mean != 0) s.cv_pct = std::sqrt(sq / (n - 1)) / std::fabs(mean) * 100;
+  }
+  return s;
+}
+
+TimeRow JudgeTimes(std::string_view name, const std::vector<double>& base_ns,
+                   const std::vector<double>& head_ns, const Settings& settings) {
+  TimeRow row;
+  row.benchmark = std::string(name);
+  row.base = Summarize(base_ns);
+  row.head = Summarize(head_ns);
+  if (row.base.samples > 0 && row.head.samples > 0) {
+    if (row.base.median_ns != 0) {
+      row.diff_pct = (row.head.median_ns - row.base.median_ns) / row.base.median_ns * 100;
+    } else if (row.head.median_ns == 0) {
+      row.diff_pct = 0;
+    }
+  }
+  const int nb = static_cast<int>(row.base.samples);
+  const int nh = static_cast<int>(row.head.samples);
+  if (nb < settings.min_repetitions || nh < settings.min_repetitions) {
+    row.verdict = Verdict::kTooFewRepetitions;
+    row.note = std::to_string(nb) + " vs " + std::to_string(nh) + " repetitions, need " +
+               std::to_string(settings.min_repetitions) + " per side";
+    return row;
+  }
+  if (SmallestPValue(nb, nh) >= settings.alpha) {
+    row.verdict = Verdict::kTooFewRepetitions;
+    row.note = std::to_string(nb) + " vs " + std::to_string(nh) + " repetitions cannot reach p < " +
+               FormatNumber(settings.alpha);
+    return row;
+  }
+  if (auto test = MannWhitneyU(base_ns, head_ns)) row.p_value = test->p_value;
+  const double max_cv = settings.MaxCvPct();
+  const bool base_noisy = row.base.cv_pct && *row.base.cv_pct > max_cv;
+  const bool head_noisy = row.head.cv_pct && *row.head.cv_pct > max_cv;
+  const bool significant = row.p_value && *row.p_value < settings.alpha;
+  // A zero BASE time with a non-zero HEAD time is an unbounded change.
+  const double change = row.diff_pct.value_or(row.head.median_ns > 0 ? INFINITY : 0);
+  const bool beyond_threshold = std::fabs(change) >= settings.threshold_pct;
+  // Noise hides changes of its own size, not a change many times larger: a
+  // tenfold slowdown on a busy machine is still a slowdown.
+  const double worst_cv = std::max(row.base.cv_pct.value_or(0), row.head.cv_pct.value_or(0));
+  const bool dwarfs_noise = std::fabs(change) >= kNoiseMultiple * worst_cv;
+  if ((base_noisy || head_noisy) && !(significant && beyond_threshold && dwarfs_noise)) {
+    row.verdict = Verdict::kUnstable;
+    row.note = std::string("coefficient of variation above ") + FormatNumber(max_cv) + "% in " +
+               (base_noisy && head_noisy ? "BASE and HEAD"
+                : base_noisy             ? "BASE"
+                                         : "HEAD");
+    return row;
+  }
+  if (significant && beyond_threshold) {
+    row.verdict = change > 0 ? Verdict::kSlower : Verdict::kFaster;
+  } else {
+    row.verdict = Verdict::kSame;
+  }
+  return row;
+}
+
+Comparison Compare(const Run& base, const Run& head, const Settings& settings) {
+  Comparison c;
+  c.settings = settings;
+  for (const BenchmarkResult& b : base.benchmarks) {
+    NoteProblem(b, Side::kBase, &c);
+    if (head.Find(b.name) == nullptr) c.removed.push_back(b.name);
+  }
+  for (const BenchmarkResult& h : head.benchmarks) {
+    NoteProblem(h, Side::kHead, &c);
+    const BenchmarkResult* b = base.Find(h.name);
+    if (b == nullptr) {
+      c.added.push_back(h.name);
+      continue;
+    }
+    if (b->state != RunState::kOk || h.state != RunState::kOk) continue;
+    const auto& base_samples = settings.cpu_time ? b->cpu_ns : b->real_ns;
+    const auto& head_samples = settings.cpu_time ? h.cpu_ns : h.real_ns;
+    TimeRow row = JudgeTimes(h.name, base_samples, head_samples, settings);
+    row.time_unit = h.time_unit;
+    if (b->from_aggregates || h.from_aggregates) {
+      row.note += std::string(row.note.empty() ? "" : "; ") +
+                  "aggregates only: samples are per-run medians";
+    }
+    c.rows.push_back(std::move(row));
+    CompareCounters(*b, h, base, head, &c);
+  }
+  ChooseExitCode(&c);
+  return c;
+}
+
+}  // namespace skiff::compare

@@ -1,0 +1,126 @@
+// Comparison of two runs (BASE and HEAD): time verdicts, deterministic counter
+// changes, info counters, added / removed / errored / skipped benchmarks, and
+// the exit code that sums them up.
+//
+// Verdict rules (docs/benchmarks.md, "Comparing runs"), per benchmark that
+// ran on both sides:
+//   too few repetitions  fewer than min_repetitions samples on a side, or so
+//                        few that the test cannot reach alpha at all;
+//   unstable             coefficient of variation above max_cv_pct on a side,
+//                        unless the change is significant, past the threshold
+//                        and at least kNoiseMultiple times that spread;
+//   faster / slower      Mann-Whitney p < alpha AND |median change| >=
+//                        threshold_pct;
+//   same                 otherwise.
+// Pure functions over values; thread-safe.
+#ifndef SKIFF_COMPARE_COMPARISON_H_
+#define SKIFF_COMPARE_COMPARISON_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compare/run.h"
+
+namespace skiff::compare {
+
+struct Settings {
+  double alpha = 0.05;
+  double threshold_pct = 5;
+  std::optional<double> max_cv_pct;  // defaults to threshold_pct
+  int min_repetitions = 3;
+  bool cpu_time = false;  // judge cpu_time instead of real_time
+  bool fail_on_slower = false;
+
+  double MaxCvPct() const { return max_cv_pct.value_or(threshold_pct); }
+};
+
+// Relative tolerance for "equal" deterministic counters: Google Benchmark
+// prints doubles with 17 significant digits, and per-iteration averages
+// (kAvgIterations) can differ in the last bits between runs.
+inline constexpr double kCounterRelativeEpsilon = 1e-9;
+
+// How many times the larger coefficient of variation a change must be for a
+// noisy benchmark to get a verdict anyway.
+inline constexpr double kNoiseMultiple = 3;
+
+enum class Verdict { kSame, kFaster, kSlower, kUnstable, kTooFewRepetitions };
+std::string_view VerdictName(Verdict v);  // "same", ..., "too few repetitions"
+
+// Exit codes of skiff-compare, highest priority first when several apply:
+// kBadInput > kErrored > kCounterChanged > kSlower > kOk.
+enum class ExitCode {
+  kOk = 0,
+  kCounterChanged = 1,
+  kErrored = 2,  // errored in HEAD, or removed from HEAD
+  kBadInput = 3,
+  kSlower = 4,  // only with Settings::fail_on_slower
+};
+
+struct SideStats {
+  size_t samples = 0;
+  double median_ns = 0;
+  std::optional<double> cv_pct;  // needs at least 2 samples and a non-zero mean
+};
+
+struct TimeRow {
+  std::string benchmark;
+  std::string time_unit;  // HEAD's display unit
+  SideStats base;
+  SideStats head;
+  std::optional<double> diff_pct;  // (head - base) / base; none when base is 0
+  std::optional<double> p_value;
+  Verdict verdict = Verdict::kSame;
+  std::string note;  // why a verdict could not be reached, when it could not
+};
+
+struct CounterChange {
+  std::string benchmark;
+  std::string counter;
+  std::string base;  // a value, "min..max" when it varied, or "absent"
+  std::string head;
+};
+
+struct InfoCounter {
+  std::string benchmark;
+  std::string counter;
+  std::optional<double> base;  // median over samples
+  std::optional<double> head;
+};
+
+enum class Side { kBase, kHead };
+
+struct Problem {
+  std::string benchmark;
+  Side side;
+  std::string message;
+};
+
+struct Comparison {
+  Settings settings;
+  std::vector<TimeRow> rows;
+  std::vector<CounterChange> counter_changes;
+  std::vector<CounterChange> new_counters;  // deterministic, absent in BASE: noted only
+  std::vector<InfoCounter> info_counters;
+  size_t deterministic_checked = 0;  // deterministic counters compared
+  std::vector<std::string> added;    // in HEAD only
+  std::vector<std::string> removed;  // in BASE only
+  std::vector<Problem> errored;
+  std::vector<Problem> skipped;
+  ExitCode exit_code = ExitCode::kOk;
+  std::string exit_reason;  // one line saying why exit_code was chosen
+};
+
+Comparison Compare(const Run& base, const Run& head, const Settings& settings);
+
+// The statistics of one side's samples (exposed for tests).
+SideStats Summarize(const std::vector<double>& samples_ns);
+
+// The verdict for one pair of sample sets (exposed for tests).
+TimeRow JudgeTimes(std::string_view name, const std::vector<double>& base_ns,
+                   const std::vector<double>& head_ns, const Settings& settings);
+
+}  // namespace skiff::compare
+
+#endif  // SKIFF_COMPARE_COMPARISON_H_

@@ -1,0 +1,109 @@
+#include <algorithm>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "compare/report.h"
+
+namespace skiff::compare {
+namespace {
+
+using nlohmann::json;
+
+json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json Stats(const SideStats& s) {
+  return {{"repetitions", s.samples},
+          {"median_ns", s.samples ? json(s.median_ns) : json(nullptr)},
+          {"cv_pct", Optional(s.cv_pct)}};
+}
+
+json Counters(const std::vector<CounterChange>& changes) {
+  json out = json::array();
+  for (const auto& c : changes) {
+    out.push_back(
+        {{"benchmark", c.benchmark}, {"counter", c.counter}, {"base", c.base}, {"head", c.head}});
+  }
+  return out;
+}
+
+json Problems(const std::vector<Problem>& problems) {
+  json out = json::array();
+  for (const auto& p : problems) {
+    out.push_back({{"benchmark", p.benchmark},
+                   {"side", p.side == Side::kBase ? "base" : "head"},
+                   {"message", p.message}});
+  }
+  return out;
+}
+
+// Verdict names in JSON use underscores ("too_few_repetitions") so scripts can
+// use them as keys.
+std::string JsonVerdict(Verdict v) {
+  std::string name(VerdictName(v));
+  for (char& ch : name) ch = ch == ' ' ? '_' : ch;
+  return name;
+}
+
+}  // namespace
+
+std::string RenderJson(const Comparison& c, const ReportLabels& labels) {
+  const Settings& s = c.settings;
+  json out;
+  out["format"] = "skiff-compare/1";
+  out["base"] = labels.base;
+  out["head"] = labels.head;
+  out["settings"] = {{"alpha", s.alpha},
+                     {"threshold_pct", s.threshold_pct},
+                     {"max_cv_pct", s.MaxCvPct()},
+                     {"min_repetitions", s.min_repetitions},
+                     {"time", s.cpu_time ? "cpu" : "real"},
+                     {"fail_on_slower", s.fail_on_slower}};
+  json rows = json::array();
+  for (const TimeRow& r : c.rows) {
+    rows.push_back({{"benchmark", r.benchmark},
+                    {"time_unit", r.time_unit},
+                    {"base", Stats(r.base)},
+                    {"head", Stats(r.head)},
+                    {"diff_pct", Optional(r.diff_pct)},
+                    {"p_value", Optional(r.p_value)},
+                    {"verdict", JsonVerdict(r.verdict)},
+                    {"note", r.note}});
+  }
+  out["benchmarks"] = std::move(rows);
+  out["counter_changes"] = Counters(c.counter_changes);
+  out["new_counters"] = Counters(c.new_counters);
+  json info = json::array();
+  for (const auto& ic : c.info_counters) {
+    info.push_back({{"benchmark", ic.benchmark},
+                    {"counter", ic.counter},
+                    {"base", Optional(ic.base)},
+                    {"head", Optional(ic.head)}});
+  }
+  out["info_counters"] = std::move(info);
+  out["added"] = c.added;
+  out["removed"] = c.removed;
+  out["errored"] = Problems(c.errored);
+  out["skipped"] = Problems(c.skipped);
+  json summary = {
+      {"counter_changes", c.counter_changes.size()},
+      {"deterministic_checked", c.deterministic_checked},
+      {"errored_in_head", std::count_if(c.errored.begin(), c.errored.end(),
+                                        [](const Problem& p) { return p.side == Side::kHead; })},
+      {"removed", c.removed.size()},
+      {"added", c.added.size()}};
+  // One count per verdict, zero included, so scripts need no defaults.
+  for (Verdict v : {Verdict::kSame, Verdict::kFaster, Verdict::kSlower, Verdict::kUnstable,
+                    Verdict::kTooFewRepetitions}) {
+    summary[JsonVerdict(v)] = std::count_if(c.rows.begin(), c.rows.end(),
+                                            [v](const TimeRow& r) { return r.verdict == v; });
+  }
+  out["summary"] = std::move(summary);
+  out["exit_code"] = static_cast<int>(c.exit_code);
+  out["exit_reason"] = c.exit_reason;
+  // Benchmark names and messages come from outside: replace invalid UTF-8
+  // instead of throwing.
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace skiff::compare
