@@ -4,9 +4,9 @@
 // one keeps the verdict: any errored run (an invariant break, a mismatched
 // read, a failed setup) makes the process exit 1 with the reasons listed.
 // Runs skipped on purpose ("skipped: ..." messages, e.g. no PostgreSQL outside
-// CI) are reported but do not fail. It also records the run's context (git
-// revision, build type, profile, label) and, after the run, writes the kind of
-// every counter into the JSON output as context.skiff_counter_kinds.
+// CI) are reported but do not fail. It also records the run's context (the
+// git revision it was built from, build type, profile, label) and, after the run, writes the kind
+// of every counter into the JSON output as context.skiff_counter_kinds.
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -23,6 +23,8 @@
 #include "support/bench_options.h"
 #include "support/bench_registry.h"
 #include "support/counters.h"
+
+#include "skiff_git_revision.h"
 
 namespace skiff::bench {
 namespace {
@@ -42,18 +44,6 @@ class VerdictReporter : public benchmark::ConsoleReporter {
   std::vector<std::string> errors;
   std::vector<std::string> skipped;
 };
-
-std::string GitRevision() {
-  const std::string command =
-      std::string("git -C '") + SKIFF_SOURCE_DIR + "' rev-parse --short=12 HEAD 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "unknown";
-  char buffer[64] = {};
-  std::string out = fgets(buffer, sizeof buffer, pipe) ? buffer : "";
-  pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out.empty() ? "unknown" : out;
-}
 
 // Takes --store=, --profile= out of argv (Google Benchmark rejects unknown
 // flags) and returns the --benchmark_out path if one was given.
@@ -143,7 +133,7 @@ int Main(int argc, char** argv) {
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 2;
 
-  benchmark::AddCustomContext("skiff_git_revision", GitRevision());
+  benchmark::AddCustomContext("skiff_git_revision", SKIFF_GIT_REVISION);
   benchmark::AddCustomContext("skiff_build_type", SKIFF_BUILD_TYPE);
   benchmark::AddCustomContext("skiff_profile", ProfileName(options.profile));
   std::string stores;

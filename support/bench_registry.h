@@ -23,8 +23,10 @@ void RunRegistrations();
 // The store kinds selected with --store, in a fixed order.
 std::vector<std::string> SelectedStores();
 
-// Ends a case that cannot run because its store is unavailable: a failure
-// under CI, a "skipped: ..." run elsewhere. Either way the reason is printed.
+// Ends a case that cannot run because PostgreSQL is unavailable: a failure
+// under CI or when SKIFF_TEST_POSTGRES_URL named a server, a "skipped: ..."
+// run elsewhere. Either way the reason is printed. Other stores failing to
+// open are errors, never skips.
 void SkipUnavailable(benchmark::State& state, const std::string& reason);
 
 }  // namespace skiff::bench

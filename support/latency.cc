@@ -1,6 +1,7 @@
 #include "support/latency.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "support/counters.h"
 
@@ -30,10 +31,12 @@ LatencySummary LatencyRecorder::Summarize() const {
   if (count_ == 0) return s;
   std::vector<int64_t> sorted = samples_ns_;
   std::sort(sorted.begin(), sorted.end());
-  // Nearest-rank percentile over the kept samples.
+  // Nearest-rank percentile over the kept samples: the smallest sample with
+  // at least q of all samples at or below it.
   auto at = [&](double q) {
-    size_t rank = static_cast<size_t>(q * static_cast<double>(sorted.size()));
-    if (rank >= sorted.size()) rank = sorted.size() - 1;
+    const double n = static_cast<double>(sorted.size());
+    size_t rank = static_cast<size_t>(std::ceil(q * n));
+    rank = std::clamp<size_t>(rank, 1, sorted.size()) - 1;
     return static_cast<double>(sorted[rank]) / 1000.0;
   };
   s.avg_us = static_cast<double>(sum_ns_ / count_) / 1000.0;

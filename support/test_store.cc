@@ -1,6 +1,8 @@
 #include "support/test_store.h"
 
 #include <atomic>
+#include <cstdio>
+#include <random>
 
 #include <pqxx/pqxx>
 #include <unistd.h>
@@ -41,12 +43,18 @@ Result<std::unique_ptr<TestStore>> TestStore::Open(const std::string& kind) {
   } else if (kind == "postgres") {
     Result<PostgresTarget> pg = TestPostgres();
     if (!pg.ok()) return pg.status();
+    // pid and a counter are not unique across machines sharing one server
+    // (CI containers often have the same small pids): add 64 random bits, and
+    // never drop a schema this process did not create.
     static std::atomic<int> next{0};
-    t->pg_schema_ = "skiff_test_" + std::to_string(getpid()) + "_" + std::to_string(next++);
+    std::random_device entropy;
+    const uint64_t nonce = (uint64_t{entropy()} << 32) | entropy();
+    char suffix[24];
+    snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(nonce));
+    t->pg_schema_ =
+        "skiff_test_" + std::to_string(getpid()) + "_" + std::to_string(next++) + "_" + suffix;
     t->pg_admin_url_ = pg->url;
-    SKIFF_RETURN_IF_ERROR(RunAdminStatement(pg->url, "DROP SCHEMA IF EXISTS " + t->pg_schema_ +
-                                                         " CASCADE; " + "CREATE SCHEMA " +
-                                                         t->pg_schema_));
+    SKIFF_RETURN_IF_ERROR(RunAdminStatement(pg->url, "CREATE SCHEMA " + t->pg_schema_));
     t->url_ = WithSearchPath(pg->url, t->pg_schema_);
   } else {
     return BadRequest("unknown store kind '" + kind + "'");

@@ -23,6 +23,9 @@ Status ValidateKey(std::string_view key) {
     return TooLarge("key is " + std::to_string(key.size()) + " bytes; the limit is 1024");
   }
   if (!IsValidUtf8(key)) return BadRequest("key is not valid UTF-8");
+  // PostgreSQL (libpq passes text as C strings) would cut the key at a NUL
+  // and name another key; no layer accepts one.
+  if (key.find('\0') != std::string_view::npos) return BadRequest("key contains U+0000");
   return Status::Ok();
 }
 

@@ -18,8 +18,8 @@ inline constexpr size_t kMaxKeyBytes = 1024;
 // message naming the rule that failed.
 Status ValidateTableName(std::string_view table);
 
-// OK when `key` is non-empty, valid UTF-8 and at most 1 KiB; bad_request or
-// too_large otherwise.
+// OK when `key` is non-empty, valid UTF-8 without U+0000 and at most 1 KiB;
+// bad_request or too_large otherwise. Also the rule for device ids and users.
 Status ValidateKey(std::string_view key);
 
 // True when `text` is well-formed UTF-8 (no overlongs, no surrogates, nothing

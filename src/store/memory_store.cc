@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
+#include <tuple>
 
 #include "store/store.h"
 
@@ -27,6 +29,14 @@ class MemoryStore final : public Store {
   Status Write(const WriteBatch& batch) override {
     SKIFF_RETURN_IF_ERROR(ValidateBatch(batch));
     std::lock_guard lock(mu_);
+    // Like the SQL stores' primary key: a logged sync id is never reused, and
+    // a batch that would reuse one applies nothing.
+    std::set<uint64_t> batch_ids;
+    for (const Change& change : batch.changes()) {
+      if (logged_ids_.count(change.sync_id) > 0 || !batch_ids.insert(change.sync_id).second) {
+        return Internal("sync id " + std::to_string(change.sync_id) + " is already logged");
+      }
+    }
     for (const WriteBatch::Op& op : batch.ops()) {
       if (op.kind == WriteBatch::Op::Kind::kPut) {
         auto& rows = tables_[op.table];
@@ -37,8 +47,9 @@ class MemoryStore final : public Store {
     }
     for (const Change& change : batch.changes()) {
       changes_.push_back(change);
+      logged_ids_.insert(change.sync_id);
       last_sync_id_ = std::max(last_sync_id_, change.sync_id);
-      const RowKey row_key{change.table, change.key};
+      const RowKey row_key{change.group, change.table, change.key};
       if (change.value) {
         sync_rows_[row_key] =
             SyncRow{change.group, change.table, change.key, *change.value, change.sync_id};
@@ -102,12 +113,14 @@ class MemoryStore final : public Store {
     SKIFF_RETURN_IF_ERROR(ValidateSyncScan(groups, after, limit));
     std::lock_guard lock(mu_);
     SyncRowPage page;
-    auto it = after.table.empty() ? sync_rows_.begin()
-                                  : sync_rows_.upper_bound(RowKey{after.table, after.key});
+    auto it = after.group.empty()
+                  ? sync_rows_.begin()
+                  : sync_rows_.upper_bound(RowKey{after.group, after.table, after.key});
     for (; it != sync_rows_.end(); ++it) {
       if (!Contains(groups, it->second.group)) continue;
       if (page.rows.size() == limit) {
-        page.next = SyncRowCursor{page.rows.back().table, page.rows.back().key};
+        const SyncRow& last = page.rows.back();
+        page.next = SyncRowCursor{last.group, last.table, last.key};
         break;
       }
       page.rows.push_back(it->second);
@@ -126,7 +139,7 @@ class MemoryStore final : public Store {
  private:
   using Rows = std::map<std::string, std::string, std::less<>>;
   mutable std::mutex mu_;
-  using RowKey = std::pair<std::string, std::string>;  // (table, key)
+  using RowKey = std::tuple<std::string, std::string, std::string>;  // (group, table, key)
   static bool Contains(const std::vector<std::string>& groups, const std::string& group) {
     return std::find(groups.begin(), groups.end(), group) != groups.end();
   }
@@ -135,6 +148,7 @@ class MemoryStore final : public Store {
   std::vector<Change> changes_;                            // GUARDED_BY(mu_)
   std::map<RowKey, SyncRow> sync_rows_;                    // GUARDED_BY(mu_)
   std::map<std::string, DeviceSeq, std::less<>> devices_;  // GUARDED_BY(mu_)
+  std::set<uint64_t> logged_ids_;                          // GUARDED_BY(mu_)
   uint64_t last_sync_id_ = 0;                              // GUARDED_BY(mu_)
   StoreCounters counters_;                                 // GUARDED_BY(mu_)
 };

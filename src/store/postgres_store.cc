@@ -21,7 +21,6 @@ namespace {
 using internal::PgArrayOf;
 
 std::string_view Sv(const std::string& s) { return s; }
-std::string_view Self(const std::string& s) { return s; }
 std::string_view OpTable(const WriteBatch::Op* op) { return op->table; }
 std::string_view OpKey(const WriteBatch::Op* op) { return op->key; }
 std::string_view OpValue(const WriteBatch::Op* op) { return op->value; }
@@ -49,12 +48,12 @@ CREATE TABLE IF NOT EXISTS skiff_changes(
 );
 CREATE INDEX IF NOT EXISTS skiff_changes_by_group ON skiff_changes(grp, sync_id);
 CREATE TABLE IF NOT EXISTS skiff_sync_rows(
+  grp     TEXT COLLATE "C" NOT NULL,
   tbl     TEXT COLLATE "C" NOT NULL,
   key     TEXT COLLATE "C" NOT NULL,
-  grp     TEXT COLLATE "C" NOT NULL,
   value   TEXT NOT NULL,
   sync_id BIGINT NOT NULL,
-  PRIMARY KEY (tbl, key)
+  PRIMARY KEY (grp, tbl, key)
 );
 CREATE TABLE IF NOT EXISTS skiff_devices(
   device   TEXT COLLATE "C" PRIMARY KEY,
@@ -83,13 +82,15 @@ void PrepareStatements(pqxx::connection& conn) {
       "INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) "
       "SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])");
   conn.prepare("upsert_sync_rows",
-               "INSERT INTO skiff_sync_rows(tbl, key, grp, value, sync_id) "
+               "INSERT INTO skiff_sync_rows(grp, tbl, key, value, sync_id) "
                "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) "
-               "ON CONFLICT (tbl, key) DO UPDATE SET grp = excluded.grp, value = excluded.value, "
+               "ON CONFLICT (grp, tbl, key) DO UPDATE SET value = excluded.value, "
                "sync_id = excluded.sync_id");
   conn.prepare("delete_sync_rows",
-               "DELETE FROM skiff_sync_rows r USING unnest($1::text[], $2::text[]) AS x(tbl, key) "
-               "WHERE r.tbl = x.tbl COLLATE \"C\" AND r.key = x.key COLLATE \"C\"");
+               "DELETE FROM skiff_sync_rows r "
+               "USING unnest($1::text[], $2::text[], $3::text[]) AS x(grp, tbl, key) "
+               "WHERE r.grp = x.grp COLLATE \"C\" AND r.tbl = x.tbl COLLATE \"C\" "
+               "AND r.key = x.key COLLATE \"C\"");
   conn.prepare(
       "upsert_devices",
       "INSERT INTO skiff_devices(device, usr, last_seq) "
@@ -102,7 +103,8 @@ void PrepareStatements(pqxx::connection& conn) {
                "WHERE sync_id > $1 AND grp = ANY($2::text[]) ORDER BY sync_id LIMIT $3");
   conn.prepare("scan_sync_rows",
                "SELECT grp, tbl, key, value, sync_id FROM skiff_sync_rows "
-               "WHERE (tbl, key) > ($1, $2) AND grp = ANY($3::text[]) ORDER BY tbl, key LIMIT $4");
+               "WHERE (grp, tbl, key) > ($1, $2, $3) AND grp = ANY($4::text[]) "
+               "ORDER BY grp, tbl, key LIMIT $5");
   conn.prepare("get_device", "SELECT usr, last_seq FROM skiff_devices WHERE device = $1");
   conn.prepare("scan",
                "SELECT key, value FROM skiff_documents WHERE tbl = $1 AND key > $2 "
@@ -253,7 +255,7 @@ class PostgresStore final : public Store {
       pqxx::nontransaction tx(conn);
       Count(1);
       pqxx::result r = tx.exec_prepared("read_changes", static_cast<long long>(after),
-                                        PgArrayOf(groups, Self), static_cast<long long>(limit));
+                                        PgArrayOf(groups, Sv), static_cast<long long>(limit));
       out.clear();
       for (const auto& row : r) {
         Change c;
@@ -275,12 +277,13 @@ class PostgresStore final : public Store {
     SKIFF_RETURN_IF_ERROR(Run([&](pqxx::connection& conn) {
       pqxx::nontransaction tx(conn);
       Count(1);
-      pqxx::result r = tx.exec_prepared("scan_sync_rows", after.table, after.key,
-                                        PgArrayOf(groups, Self), static_cast<long long>(limit) + 1);
+      pqxx::result r = tx.exec_prepared("scan_sync_rows", after.group, after.table, after.key,
+                                        PgArrayOf(groups, Sv), static_cast<long long>(limit) + 1);
       page = SyncRowPage();
       for (const auto& row : r) {
         if (page.rows.size() == limit) {
-          page.next = SyncRowCursor{page.rows.back().table, page.rows.back().key};
+          const SyncRow& last = page.rows.back();
+          page.next = SyncRowCursor{last.group, last.table, last.key};
           break;
         }
         page.rows.push_back(
@@ -317,7 +320,7 @@ class PostgresStore final : public Store {
       ids.reserve(changes.size());
       for (const Change& c : changes) ids.push_back(std::to_string(c.sync_id));
       Count(1);
-      tx.exec_prepared("insert_changes", PgArrayOf(ids, Self),
+      tx.exec_prepared("insert_changes", PgArrayOf(ids, Sv),
                        PgArrayOf(changes, [](const Change& c) { return Sv(c.group); }),
                        PgArrayOf(changes, [](const Change& c) { return Sv(c.table); }),
                        PgArrayOf(changes, [](const Change& c) { return Sv(c.key); }),
@@ -331,15 +334,16 @@ class PostgresStore final : public Store {
       for (const Change* c : rows.upserts) ids.push_back(std::to_string(c->sync_id));
       Count(1);
       tx.exec_prepared("upsert_sync_rows",
+                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->group); }),
                        PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->table); }),
                        PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->key); }),
-                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->group); }),
                        PgArrayOf(rows.upserts, [](const Change* c) { return Sv(*c->value); }),
-                       PgArrayOf(ids, Self));
+                       PgArrayOf(ids, Sv));
     }
     if (!rows.deletes.empty()) {
       Count(1);
       tx.exec_prepared("delete_sync_rows",
+                       PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->group); }),
                        PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->table); }),
                        PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->key); }));
     }
@@ -347,10 +351,9 @@ class PostgresStore final : public Store {
       std::vector<std::string> seqs;
       for (const DeviceSeq* d : devices) seqs.push_back(std::to_string(d->last_seq));
       Count(1);
-      tx.exec_prepared("upsert_devices",
-                       PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->device); }),
-                       PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->user); }),
-                       PgArrayOf(seqs, Self));
+      tx.exec_prepared(
+          "upsert_devices", PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->device); }),
+          PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->user); }), PgArrayOf(seqs, Sv));
     }
   }
 

@@ -37,12 +37,12 @@ CREATE TABLE IF NOT EXISTS skiff_changes(
 );
 CREATE INDEX IF NOT EXISTS skiff_changes_by_group ON skiff_changes(grp, sync_id);
 CREATE TABLE IF NOT EXISTS skiff_sync_rows(
+  grp     TEXT NOT NULL,
   tbl     TEXT NOT NULL,
   key     TEXT NOT NULL,
-  grp     TEXT NOT NULL,
   value   TEXT NOT NULL,
   sync_id INTEGER NOT NULL,
-  PRIMARY KEY (tbl, key)
+  PRIMARY KEY (grp, tbl, key)
 );
 CREATE TABLE IF NOT EXISTS skiff_devices(
   device   TEXT PRIMARY KEY,
@@ -65,9 +65,9 @@ class SqliteStore final : public Store {
                          "': " + (store->db_ ? sqlite3_errmsg(store->db_) : sqlite3_errstr(rc)));
     }
     sqlite3_busy_timeout(store->db_, options.busy_timeout_ms);
-    const std::string pragmas = std::string("PRAGMA journal_mode=WAL; PRAGMA synchronous=") +
-                                (options.synchronous_full ? "FULL;" : "NORMAL;");
-    SKIFF_RETURN_IF_ERROR(store->ExecScript(pragmas));
+    SKIFF_RETURN_IF_ERROR(store->EnableWal());
+    SKIFF_RETURN_IF_ERROR(store->ExecScript(std::string("PRAGMA synchronous=") +
+                                            (options.synchronous_full ? "FULL;" : "NORMAL;")));
     SKIFF_RETURN_IF_ERROR(store->ExecScript(kSchema));
     SKIFF_RETURN_IF_ERROR(store->Prepare());
     return std::unique_ptr<Store>(std::move(store));
@@ -117,19 +117,14 @@ class SqliteStore final : public Store {
     st.BindText(1, table);
     st.BindText(2, after);
     st.BindInt64(3, static_cast<int64_t>(limit) + 1);  // one more tells whether a page follows
-    statements_sent_.fetch_add(1, std::memory_order_relaxed);
     ScanPage page;
-    for (;;) {
-      Result<bool> row = st.Step();
-      if (!row.ok()) return st.Reset(row.status());
-      if (!*row) break;
+    SKIFF_RETURN_IF_ERROR(Query(st, [&](SqliteStatement& row) {
       if (page.items.size() == limit) {
         page.next = page.items.back().key;
-        break;
+        return;
       }
-      page.items.push_back({std::string(st.ColumnText(0)), std::string(st.ColumnText(1))});
-    }
-    SKIFF_RETURN_IF_ERROR(st.Reset(Status::Ok()));
+      page.items.push_back({std::string(row.ColumnText(0)), std::string(row.ColumnText(1))});
+    }));
     return page;
   }
 
@@ -184,14 +179,16 @@ class SqliteStore final : public Store {
     const std::string group_list = JsonList(groups);
     std::lock_guard lock(mu_);
     SqliteStatement& st = *scan_sync_rows_;
-    st.BindText(1, after.table);
-    st.BindText(2, after.key);
-    st.BindText(3, group_list);
-    st.BindInt64(4, static_cast<int64_t>(limit) + 1);
+    st.BindText(1, after.group);
+    st.BindText(2, after.table);
+    st.BindText(3, after.key);
+    st.BindText(4, group_list);
+    st.BindInt64(5, static_cast<int64_t>(limit) + 1);
     SyncRowPage page;
     SKIFF_RETURN_IF_ERROR(Query(st, [&](SqliteStatement& row) {
       if (page.rows.size() == limit) {
-        page.next = SyncRowCursor{page.rows.back().table, page.rows.back().key};
+        const SyncRow& last = page.rows.back();
+        page.next = SyncRowCursor{last.group, last.table, last.key};
         return;
       }
       page.rows.push_back(SyncRow{std::string(row.ColumnText(0)), std::string(row.ColumnText(1)),
@@ -216,6 +213,19 @@ class SqliteStore final : public Store {
 
  private:
   SqliteStore() = default;
+
+  // journal_mode answers with the mode in force; anything but "wal" (a
+  // read-only or in-memory file) would silently change the durability story.
+  Status EnableWal() {
+    Result<std::unique_ptr<SqliteStatement>> st =
+        SqliteStatement::Prepare(db_, "PRAGMA journal_mode=WAL");
+    if (!st.ok()) return st.status();
+    std::string mode;
+    SKIFF_RETURN_IF_ERROR(Query(**st, [&](SqliteStatement& row) { mode = row.ColumnText(0); }));
+    if (mode != "wal")
+      return Unavailable("SQLite file cannot use WAL (journal_mode is '" + mode + "')");
+    return Status::Ok();
+  }
 
   Status ExecScript(std::string_view sql) {
     uint64_t sent = 0;
@@ -246,12 +256,12 @@ class SqliteStore final : public Store {
         make("INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) VALUES (?1, ?2, ?3, ?4, ?5)",
              &insert_change_));
     SKIFF_RETURN_IF_ERROR(make(
-        "INSERT INTO skiff_sync_rows(tbl, key, grp, value, sync_id) VALUES (?1, ?2, ?3, ?4, ?5) "
-        "ON CONFLICT(tbl, key) DO UPDATE SET grp = excluded.grp, value = excluded.value, "
+        "INSERT INTO skiff_sync_rows(grp, tbl, key, value, sync_id) VALUES (?1, ?2, ?3, ?4, ?5) "
+        "ON CONFLICT(grp, tbl, key) DO UPDATE SET value = excluded.value, "
         "sync_id = excluded.sync_id",
         &upsert_sync_row_));
-    SKIFF_RETURN_IF_ERROR(
-        make("DELETE FROM skiff_sync_rows WHERE tbl = ?1 AND key = ?2", &delete_sync_row_));
+    SKIFF_RETURN_IF_ERROR(make(
+        "DELETE FROM skiff_sync_rows WHERE grp = ?1 AND tbl = ?2 AND key = ?3", &delete_sync_row_));
     SKIFF_RETURN_IF_ERROR(
         make("INSERT INTO skiff_devices(device, usr, last_seq) VALUES (?1, ?2, ?3) "
              "ON CONFLICT(device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq",
@@ -267,8 +277,8 @@ class SqliteStore final : public Store {
              &read_changes_));
     SKIFF_RETURN_IF_ERROR(
         make("SELECT grp, tbl, key, value, sync_id FROM skiff_sync_rows "
-             "WHERE (tbl, key) > (?1, ?2) AND grp IN (SELECT value FROM json_each(?3)) "
-             "ORDER BY tbl, key LIMIT ?4",
+             "WHERE (grp, tbl, key) > (?1, ?2, ?3) AND grp IN (SELECT value FROM json_each(?4)) "
+             "ORDER BY grp, tbl, key LIMIT ?5",
              &scan_sync_rows_));
     SKIFF_RETURN_IF_ERROR(
         make("SELECT usr, last_seq FROM skiff_devices WHERE device = ?1", &get_device_));
@@ -294,10 +304,10 @@ class SqliteStore final : public Store {
       }
       SKIFF_RETURN_IF_ERROR(RunSimple(log));
       SqliteStatement& row = c.value ? *upsert_sync_row_ : *delete_sync_row_;
-      row.BindText(1, c.table);
-      row.BindText(2, c.key);
+      row.BindText(1, c.group);
+      row.BindText(2, c.table);
+      row.BindText(3, c.key);
       if (c.value) {
-        row.BindText(3, c.group);
         row.BindText(4, *c.value);
         row.BindInt64(5, static_cast<int64_t>(c.sync_id));
       }

@@ -14,17 +14,26 @@ Status ValidateStoreTable(std::string_view table) {
   return doc::ValidateTableName(table);
 }
 
+// Values are JSON text, which never holds a raw NUL; PostgreSQL would cut a
+// value there.
+Status ValidateValue(std::string_view value) {
+  if (value.find('\0') != std::string_view::npos) return BadRequest("value contains a NUL byte");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ValidateBatch(const WriteBatch& batch) {
   for (const WriteBatch::Op& op : batch.ops()) {
     SKIFF_RETURN_IF_ERROR(ValidateStoreTable(op.table));
     SKIFF_RETURN_IF_ERROR(doc::ValidateKey(op.key));
+    SKIFF_RETURN_IF_ERROR(ValidateValue(op.value));
   }
   for (const Change& change : batch.changes()) {
     SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(change.group));
     SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(change.table));
     SKIFF_RETURN_IF_ERROR(doc::ValidateKey(change.key));
+    if (change.value) SKIFF_RETURN_IF_ERROR(ValidateValue(*change.value));
     if (change.sync_id == 0 || change.sync_id > kMaxSyncId) {
       return Internal("sync id out of range: " + std::to_string(change.sync_id));
     }
@@ -49,7 +58,8 @@ Status ValidateDevice(std::string_view device) {
 Status ValidateSyncScan(const std::vector<std::string>& groups, const SyncRowCursor& after,
                         size_t limit) {
   SKIFF_RETURN_IF_ERROR(ValidateGroups(groups));
-  if (!after.table.empty()) {
+  if (!after.group.empty()) {
+    SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(after.group));
     SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(after.table));
     SKIFF_RETURN_IF_ERROR(doc::ValidateKey(after.key));
   }

@@ -52,14 +52,17 @@ struct SyncRow {
   friend bool operator==(const SyncRow&, const SyncRow&) = default;
 };
 
-// Position in the (table, key) order of synced rows; empty means the start.
+// Position in the (group, table, key) order of synced rows; an empty group
+// means the start.
 struct SyncRowCursor {
+  std::string group;
   std::string table;
   std::string key;
+  friend bool operator==(const SyncRowCursor&, const SyncRowCursor&) = default;
 };
 
 struct SyncRowPage {
-  std::vector<SyncRow> rows;          // in (table, key) order
+  std::vector<SyncRow> rows;          // in (group, table, key) order
   std::optional<SyncRowCursor> next;  // nullopt at the end
 };
 
@@ -105,8 +108,9 @@ class Store {
                                                   const std::vector<std::string>& groups,
                                                   size_t limit) = 0;
 
-  // Up to `limit` current synced rows of `groups` after `after`, in (table,
-  // key) order.
+  // Up to `limit` current synced rows of `groups` after `after`, in (group,
+  // table, key) order. A row is named by (group, table, key): the same table
+  // and key in two groups are two rows, so no group can touch another's.
   virtual Result<SyncRowPage> ScanSyncRows(const std::vector<std::string>& groups,
                                            const SyncRowCursor& after, size_t limit) = 0;
 

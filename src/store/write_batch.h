@@ -15,7 +15,7 @@
 
 namespace skiff::store {
 
-// One entry of the sync change log: row (table, key) of `group` became
+// One entry of the sync change log: row (group, table, key) became
 // `value`, or was deleted (nullopt). Sync ids are unique and increase in
 // commit order; the sync engine assigns them, the store only keeps them.
 struct Change {

@@ -1,6 +1,8 @@
 #include "sync/sync_engine.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -8,6 +10,19 @@
 
 namespace skiff::sync {
 namespace {
+
+// The message a pusher sees when its commit failed: never the store's own
+// text, which may name other users' rows that shared the transaction.
+Status PushCommitError(const Status& store_error) {
+  switch (store_error.code()) {
+    case StatusCode::kUnavailable:
+      return Unavailable("the store could not commit this push; retry it");
+    case StatusCode::kBadRequest:
+      return BadRequest("the store refused a change of this push: " + store_error.message());
+    default:
+      return Internal("committing this push failed");
+  }
+}
 
 const std::vector<std::string>& GroupsOf(const Caller& caller) {
   static const std::vector<std::string> kNone;
@@ -36,16 +51,19 @@ Result<std::unique_ptr<SyncEngine>> SyncEngine::Start(store::Store& store, Clock
 SyncEngine::~SyncEngine() { Stop(); }
 
 void SyncEngine::Stop() {
-  std::vector<WaitRegistry::Callback> held;
+  // A second caller waits for the first to finish rather than returning
+  // while the threads still run.
+  std::lock_guard stop_lock(stop_mu_);
   {
     std::lock_guard lock(mu_);
-    if (stopping_) return;
+    if (stopping_ && !committer_.joinable()) return;
     stopping_ = true;
   }
   queue_cv_.notify_all();
   expiry_cv_.notify_all();
   if (committer_.joinable()) committer_.join();  // commits what was queued first
   if (expiry_.joinable()) expiry_.join();
+  std::vector<WaitRegistry::Callback> held;
   {
     std::lock_guard lock(mu_);
     held = waits_.TakeAll();
@@ -95,21 +113,61 @@ void SyncEngine::CommitLoop() {
       std::unique_lock lock(mu_);
       queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and nothing left to commit
-      pushes.swap(queue_);
+      size_t take = 0, changes = 0;
+      while (take < queue_.size() && (take == 0 || changes + queue_[take].request.changes.size() <=
+                                                       options_.max_changes_per_commit)) {
+        changes += queue_[take].request.changes.size();
+        ++take;
+      }
+      pushes.assign(std::make_move_iterator(queue_.begin()),
+                    std::make_move_iterator(queue_.begin() + static_cast<std::ptrdiff_t>(take)));
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
     }
     CommitQueued(pushes);
   }
 }
 
-// Builds one batch from every queued push, in queue order, numbering changes
+Status SyncEngine::Resync() {
+  Result<uint64_t> last = store_.LastSyncId();
+  if (!last.ok()) return last.status();
+  Result<std::map<std::string, uint64_t>> by_group = store_.LastSyncIdByGroup();
+  if (!by_group.ok()) return by_group.status();
+  devices_.clear();  // their sequences may or may not have landed: read them again
+  std::vector<WaitRegistry::Callback> woken;
+  {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> moved;
+    for (const auto& [group, id] : *by_group) {
+      auto it = group_last_.find(group);
+      if (it == group_last_.end() || it->second < id) moved.push_back(group);
+    }
+    cursor_ = std::max(cursor_, *last);
+    group_last_ = std::move(*by_group);
+    woken = waits_.TakeWoken(moved);
+    counters_.waits_woken += woken.size();
+    counters_.waits_held = waits_.size();
+  }
+  for (auto& callback : woken) callback(true);
+  needs_resync_ = false;
+  return Status::Ok();
+}
+
+// Builds one batch from the given pushes, in queue order, numbering changes
 // as it goes; commits it; then publishes the new cursor, wakes the waits of
 // the groups it touched and answers the pushes.
 void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
+  if (needs_resync_) {
+    if (Status s = Resync(); !s.ok()) {
+      for (QueuedPush& push : pushes) push.done(PushCommitError(s));
+      return;
+    }
+  }
   uint64_t next_id;
   {
     std::lock_guard lock(mu_);
     next_id = cursor_ + 1;
   }
+  const uint64_t first_id = next_id;
   store::WriteBatch batch;
   std::vector<Result<PushReply>> results;
   std::map<std::string, DeviceState> touched_devices;  // seen in this batch
@@ -127,7 +185,7 @@ void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
       // The first push of a device since start: one read of its record.
       Result<std::optional<store::DeviceSeq>> record = store_.GetDevice(device);
       if (!record.ok()) {
-        results.push_back(record.status());
+        results.push_back(PushCommitError(record.status()));
         continue;
       }
       state = record->has_value() ? DeviceState{(*record)->user, (*record)->last_seq}
@@ -139,15 +197,15 @@ void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
     }
     PushReply reply;
     const bool new_device = state.last_seq == 0;
-    for (PushChange& c : push.request.changes) {
+    // Copies, not moves: a failed batch is committed again push by push.
+    for (const PushChange& c : push.request.changes) {
       if (c.seq <= state.last_seq) {
         ++skipped_total;  // a retried push: applied before, never twice
         continue;
       }
       const uint64_t id = next_id++;
       touched_groups[c.group] = id;
-      batch.AppendChange(
-          {id, std::move(c.group), std::move(c.table), std::move(c.key), std::move(c.value)});
+      batch.AppendChange({id, c.group, c.table, c.key, c.value});
       state.last_seq = c.seq;
       ++reply.applied;
     }
@@ -161,36 +219,58 @@ void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
   }
 
   Status committed = batch.empty() ? Status::Ok() : store_.Write(batch);
+  if (!committed.ok()) {
+    std::fprintf(stderr, "skiff sync: commit of %zu pushes failed: %s\n", pushes.size(),
+                 committed.ToString().c_str());
+    // The outcome may be unknown (a connection lost during COMMIT): ask the
+    // store what landed before numbering anything again.
+    const bool resynced = Resync().ok();
+    if (!resynced) needs_resync_ = true;
+    const bool landed = resynced && next_id > first_id && cursor() == next_id - 1;
+    if (!landed) {
+      if (committed.code() == StatusCode::kBadRequest && pushes.size() > 1) {
+        // One push's data was refused: commit the others without it.
+        for (QueuedPush& push : pushes) {
+          std::vector<QueuedPush> alone;
+          alone.push_back(std::move(push));
+          CommitQueued(alone);
+        }
+        return;
+      }
+      for (size_t i = 0; i < pushes.size(); ++i) {
+        pushes[i].done(results[i].ok() ? PushCommitError(committed) : results[i].status());
+      }
+      return;
+    }
+    committed = Status::Ok();  // it did commit; Resync published it
+  }
+
   std::vector<WaitRegistry::Callback> woken;
   uint64_t cursor;
   {
     std::lock_guard lock(mu_);
-    if (committed.ok()) {
-      cursor_ = next_id - 1;
-      for (const auto& [group, id] : touched_groups) group_last_[group] = id;
-      std::vector<std::string> groups;
-      for (const auto& [group, id] : touched_groups) groups.push_back(group);
-      woken = waits_.TakeWoken(groups);
-      counters_.waits_woken += woken.size();
-      counters_.waits_held = waits_.size();
-      counters_.changes_applied += applied_total;
-      counters_.changes_skipped += skipped_total;
-      if (!batch.empty()) ++counters_.commits;
+    cursor_ = std::max(cursor_, next_id - 1);
+    std::vector<std::string> groups;
+    for (const auto& [group, id] : touched_groups) {
+      uint64_t& last = group_last_[group];
+      last = std::max(last, id);
+      groups.push_back(group);
     }
+    woken = waits_.TakeWoken(groups);
+    counters_.waits_woken += woken.size();
+    counters_.waits_held = waits_.size();
+    counters_.changes_applied += applied_total;
+    counters_.changes_skipped += skipped_total;
+    if (!batch.empty()) ++counters_.commits;
     cursor = cursor_;
   }
-  if (committed.ok()) {
-    for (auto& [device, state] : touched_devices) devices_[device] = state;
-  }
+  for (auto& [device, state] : touched_devices) devices_[device] = state;
   for (auto& callback : woken) callback(true);
 
-  // Ids of a failed batch were never visible: the next batch reuses them.
   uint64_t ok_pushes = 0;
   for (size_t i = 0; i < pushes.size(); ++i) {
     if (!results[i].ok()) {
       pushes[i].done(results[i].status());
-    } else if (!committed.ok()) {
-      pushes[i].done(committed);
     } else {
       results[i]->cursor = cursor;
       ++ok_pushes;
@@ -322,7 +402,8 @@ void SyncEngine::ExpiryLoop() {
     // clock that is not the system's still moves expiry along.
     auto wait_for = std::chrono::milliseconds(50);
     if (auto next = waits_.NextDeadline()) {
-      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(*next - clock_.Now());
+      // Rounded up: rounding down would wake early and spin until the deadline.
+      auto remaining = std::chrono::ceil<std::chrono::milliseconds>(*next - clock_.Now());
       wait_for = std::clamp(remaining, std::chrono::milliseconds(0), wait_for);
     }
     expiry_cv_.wait_for(lock, wait_for);

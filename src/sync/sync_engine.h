@@ -37,6 +37,9 @@ namespace skiff::sync {
 
 struct SyncOptions {
   size_t max_changes_per_push = 1000;
+  // One commit takes queued pushes up to this many changes (at least one
+  // push), so a burst never becomes one unbounded transaction.
+  size_t max_changes_per_commit = 10000;
   size_t max_page = 10000;  // pull and bootstrap limits
   std::chrono::milliseconds max_wait{60000};
   // Runs a thread that answers waits at their deadline. Tests that drive a
@@ -115,6 +118,9 @@ class SyncEngine {
   Status ValidatePush(const Caller& caller, const PushRequest& request) const;
   void CommitLoop();
   void CommitQueued(std::vector<QueuedPush>& pushes);
+  // Re-reads the committed state from the store after a failed commit (whose
+  // outcome may be unknown): publishes what landed and wakes its waits.
+  Status Resync();
   void ExpiryLoop();
 
   store::Store& store_;
@@ -133,6 +139,9 @@ class SyncEngine {
 
   // Owned by the committer thread.
   std::map<std::string, DeviceState, std::less<>> devices_;
+  bool needs_resync_ = false;
+
+  std::mutex stop_mu_;  // held for the whole of Stop()
 
   std::thread committer_;
   std::thread expiry_;

@@ -67,5 +67,10 @@ TEST(Utf8Test, RejectsMalformedSequences) {
   EXPECT_FALSE(IsValidUtf8("ok\xE2\x82"));  // good text, bad tail
 }
 
+TEST(KeyTest, RejectsEmbeddedNul) {
+  EXPECT_EQ(ValidateKey(std::string("victim\0x", 8)).code(), StatusCode::kBadRequest);
+  EXPECT_EQ(ValidateKey(std::string("\0", 1)).code(), StatusCode::kBadRequest);
+}
+
 }  // namespace
 }  // namespace skiff::doc

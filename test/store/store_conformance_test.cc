@@ -111,6 +111,15 @@ TEST_P(StoreConformanceTest, RejectsBadNamesEverywhere) {
   EXPECT_STATUS(store().Scan("docs", "", kMaxScanLimit + 1), kBadRequest);
 }
 
+TEST_P(StoreConformanceTest, NulBytesNeverNameAnotherKey) {
+  ASSERT_OK(store().Put("docs", "victim", "\"original\""));
+  EXPECT_STATUS(store().Put("docs", std::string("victim\0x", 8), "\"overwritten\""), kBadRequest);
+  EXPECT_STATUS(store().Put("docs", "other", std::string("\"a\0b\"", 5)), kBadRequest);
+  EXPECT_STATUS(store().Get("docs", std::string("victim\0", 7)), kBadRequest);
+  EXPECT_EQ(GetOrDie("docs", "victim"), "\"original\"");
+  EXPECT_EQ(GetOrDie("docs", "other"), std::nullopt);
+}
+
 TEST_P(StoreConformanceTest, SystemTablesAreAccepted) {
   ASSERT_OK(store().Put("$users", "alice", R"({"salt":"x"})"));
   EXPECT_EQ(GetOrDie("$users", "alice"), R"({"salt":"x"})");

@@ -105,6 +105,32 @@ TEST_P(StoreSyncTest, SyncedRowsHoldTheLatestValueAndPageByGroup) {
   EXPECT_EQ(odd->next, std::nullopt);
 }
 
+TEST_P(StoreSyncTest, SameTableAndKeyInTwoGroupsAreTwoRows) {
+  Push({MakeChange(1, "team", "plan", "\"ours\"")});
+  Push({MakeChange(2, "eves", "plan", "\"theirs\"")});
+  Push({MakeChange(3, "eves", "plan", std::nullopt)});
+  auto team = store().ScanSyncRows({"team"}, {}, 10);
+  ASSERT_OK(team);
+  ASSERT_EQ(team->rows.size(), 1u);
+  EXPECT_EQ(team->rows[0].value, "\"ours\"");
+  auto eves = store().ScanSyncRows({"eves"}, {}, 10);
+  ASSERT_OK(eves);
+  EXPECT_TRUE(eves->rows.empty());
+}
+
+TEST_P(StoreSyncTest, ASyncIdIsNeverLoggedTwice) {
+  Push({MakeChange(1, "g", "a", "1")});
+  WriteBatch again;
+  again.Put("docs", "k", "1");
+  again.AppendChange(MakeChange(1, "g", "b", "2"));
+  EXPECT_FALSE(store().Write(again).ok());
+  EXPECT_EQ(*store().Get("docs", "k"), std::nullopt);  // nothing of the batch landed
+  auto log = store().ReadChanges(0, {"g"}, 10);
+  ASSERT_OK(log);
+  ASSERT_EQ(log->size(), 1u);
+  EXPECT_EQ((*log)[0].key, "a");
+}
+
 TEST_P(StoreSyncTest, DevicesKeepTheirLastSequence) {
   auto unknown = store().GetDevice("phone-1");
   ASSERT_OK(unknown);

@@ -2,6 +2,7 @@
 // with real SQLite files and a real PostgreSQL.
 #include "sync/sync_engine.h"
 
+#include <atomic>
 #include <future>
 #include <set>
 #include <thread>
@@ -284,6 +285,131 @@ TEST_P(SyncEngineTest, PushStatementsFirstAndLater) {
   const bool sql = GetParam() != "memory";
   EXPECT_EQ(s1 - s0, sql ? 6u : 0u);  // device read, BEGIN, log, row, device, COMMIT
   EXPECT_EQ(s2 - s1, sql ? 5u : 0u);
+}
+
+TEST_P(SyncEngineTest, AnotherGroupCannotTouchYourRow) {
+  ASSERT_OK(PushNow(alice_, "phone", {Row(1, "plan", "team", "\"ours\"")}));
+  // Eve names the same table and key under her own group: a different row.
+  ASSERT_OK(PushNow(eve_, "eve-phone", {Row(1, "plan", "eves", "\"vandalised\"")}));
+  ASSERT_OK(PushNow(eve_, "eve-phone", {Row(2, "plan", "eves", std::nullopt)}));
+  auto team = engine_->Bootstrap(alice_, {}, 10);
+  ASSERT_OK(team);
+  ASSERT_EQ(team->rows.size(), 1u);
+  EXPECT_EQ(team->rows[0].value, "\"ours\"");
+  EXPECT_EQ(PulledKeys(alice_, 0), (std::vector<std::string>{"plan"}));
+}
+
+// Passes a write through, then reports it failed: a commit whose outcome was
+// lost with the connection.
+class LosesCommitOutcome : public store::StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  Status Write(const store::WriteBatch& batch) override {
+    if (refuse_next_.exchange(false)) return Unavailable("disk full");
+    Status s = StoreWrapper::Write(batch);
+    if (s.ok() && lose_next_.exchange(false)) return Unavailable("commit outcome unknown");
+    return s;
+  }
+  std::atomic<bool> lose_next_{false};
+  std::atomic<bool> refuse_next_{false};
+};
+
+TEST_P(SyncEngineTest, ACommitWhoseOutcomeWasLostIsPublishedNotRepeated) {
+  engine_.reset();
+  LosesCommitOutcome faulty(fixture_->store());
+  SyncOptions options;
+  options.expiry_thread = false;
+  auto engine = SyncEngine::Start(faulty, clock_, options);
+  ASSERT_OK(engine);
+  engine_ = std::move(*engine);
+
+  std::optional<Result<WaitReply>> answer;
+  engine_->Wait(bob_, 0, 30s, [&](Result<WaitReply> r) { answer = r; });
+  faulty.lose_next_ = true;
+  // The engine asks the store what landed: the push did, so it is published
+  // and acknowledged rather than reported failed (and its ids never reused).
+  auto lost = PushNow(alice_, "phone", {Row(1, "a", "team", "1")});
+  ASSERT_OK(lost);
+  EXPECT_EQ(lost->applied, 1u);
+  EXPECT_EQ(lost->cursor, 1u);
+  EXPECT_EQ(engine_->cursor(), 1u);
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_TRUE((*answer)->changed);
+  // The device retries: applied once, never twice; later pushes get new ids.
+  auto retry = PushNow(alice_, "phone", {Row(1, "a", "team", "1")});
+  ASSERT_OK(retry);
+  EXPECT_EQ(retry->applied, 0u);
+  auto next = PushNow(bob_, "laptop", {Row(1, "b", "team", "2")});
+  ASSERT_OK(next);
+  EXPECT_EQ(next->cursor, 2u);
+  EXPECT_EQ(PulledKeys(bob_, 0), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST_P(SyncEngineTest, AFailedCommitIsReportedAndItsIdsReused) {
+  engine_.reset();
+  LosesCommitOutcome faulty(fixture_->store());
+  SyncOptions options;
+  options.expiry_thread = false;
+  auto engine = SyncEngine::Start(faulty, clock_, options);
+  ASSERT_OK(engine);
+  engine_ = std::move(*engine);
+  faulty.refuse_next_ = true;
+  auto failed = PushNow(alice_, "phone", {Row(1, "a", "team", "1")});
+  EXPECT_STATUS(failed, kUnavailable);
+  EXPECT_EQ(failed.status().message().find("disk"), std::string::npos);  // store text stays inside
+  EXPECT_EQ(engine_->cursor(), 0u);
+  auto retry = PushNow(alice_, "phone", {Row(1, "a", "team", "1")});
+  ASSERT_OK(retry);
+  EXPECT_EQ(retry->applied, 1u);
+  EXPECT_EQ(retry->cursor, 1u);
+}
+
+// Holds the first write until released, so pushes queued meanwhile share the
+// next commit.
+class GatedStore : public store::StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  Status Write(const store::WriteBatch& batch) override {
+    if (!passed_.exchange(true)) {
+      entered_.set_value();
+      gate_.get_future().wait();
+    }
+    ++writes_;
+    return StoreWrapper::Write(batch);
+  }
+  std::atomic<bool> passed_{false};
+  std::promise<void> entered_;
+  std::promise<void> gate_;
+  std::atomic<int> writes_{0};
+};
+
+TEST_P(SyncEngineTest, ARefusedPushDoesNotFailTheOthersInItsCommit) {
+  engine_.reset();
+  GatedStore gated(fixture_->store());
+  SyncOptions options;
+  options.expiry_thread = false;
+  auto engine = SyncEngine::Start(gated, clock_, options);
+  ASSERT_OK(engine);
+  engine_ = std::move(*engine);
+
+  std::promise<Result<PushReply>> first, bad, good;
+  engine_->Push(alice_, {"phone", {Row(1, "first", "team", "1")}},
+                [&](Result<PushReply> r) { first.set_value(r); });
+  gated.entered_.get_future().wait();  // the committer is inside the first write
+  engine_->Push(eve_, {"eve-phone", {Row(1, "bad", "eves", std::string("\"a\0b\"", 5))}},
+                [&](Result<PushReply> r) { bad.set_value(r); });
+  engine_->Push(bob_, {"laptop", {Row(1, "good", "team", "1")}},
+                [&](Result<PushReply> r) { good.set_value(r); });
+  gated.gate_.set_value();
+  ASSERT_OK(first.get_future().get());
+  auto bad_reply = bad.get_future().get();
+  auto good_reply = good.get_future().get();
+  EXPECT_STATUS(bad_reply, kBadRequest);
+  ASSERT_OK(good_reply);
+  EXPECT_EQ(good_reply->applied, 1u);
+  // The refused push's error names nothing of the other pushes.
+  EXPECT_EQ(bad_reply.status().message().find("good"), std::string::npos);
+  EXPECT_EQ(PulledKeys(bob_, 0), (std::vector<std::string>{"first", "good"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, SyncEngineTest, testing::Values("memory", "sqlite", "postgres"),

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 namespace skiff::store::internal {
@@ -17,8 +18,8 @@ CoalescedBatch Coalesce(const WriteBatch& batch) {
 }
 
 CoalescedChanges CoalesceChanges(const WriteBatch& batch) {
-  std::map<std::pair<std::string_view, std::string_view>, const Change*> last;
-  for (const Change& c : batch.changes()) last[{c.table, c.key}] = &c;
+  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, const Change*> last;
+  for (const Change& c : batch.changes()) last[{c.group, c.table, c.key}] = &c;
   CoalescedChanges out;
   for (const auto& [unused, c] : last) (c->value ? out.upserts : out.deletes).push_back(c);
   return out;

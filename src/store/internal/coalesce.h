@@ -20,7 +20,7 @@ struct CoalescedBatch {
 // The ops point into `batch`, which must outlive the result.
 CoalescedBatch Coalesce(const WriteBatch& batch);
 
-// The last change of the batch to each synced row (table, key), split into
+// The last change of the batch to each synced row (group, table, key), split into
 // rows that end with a value and rows that end deleted.
 struct CoalescedChanges {
   std::vector<const Change*> upserts;

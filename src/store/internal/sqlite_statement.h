@@ -41,8 +41,9 @@ class SqliteStatement {
   int64_t ColumnInt64(int column) const;
   bool ColumnIsNull(int column) const;
 
-  // Resets and clears bindings so the statement can run again; returns
-  // `status` unless the reset itself reports a new error.
+  // Resets and clears bindings so the statement can run again, and returns
+  // `status`. (sqlite3_reset repeats the last step's error, which `status`
+  // already carries.)
   Status Reset(Status status);
 
  private:
