@@ -1,0 +1,90 @@
+// Client: the C++ SDK of the Skiff v1 protocol.
+//
+// A pool of WebSocket connections, each pipelining up to max_in_flight
+// requests; further requests wait in a queue. Every call has an asynchronous
+// form (std::future or a callback) and a blocking form. Errors are Status
+// values carrying the server's wire code and message (forbidden, ...);
+// transport failures and timeouts are unavailable.
+//
+// Thread-safe: any thread may call any method. Callbacks run on the client's
+// I/O thread and must not block; never wait on a future or call a blocking
+// method from inside a callback.
+#ifndef SKIFF_CLIENT_CLIENT_H_
+#define SKIFF_CLIENT_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "client/client_options.h"
+#include "doc/document.h"
+
+namespace skiff::client {
+
+using Reply = Result<doc::Value>;  // the reply object ({"id":..,"ok":true,...})
+using ReplyCallback = std::function<void(Reply)>;
+
+struct Item {
+  std::string key;
+  doc::Value value;
+};
+
+struct Page {
+  std::vector<Item> items;
+  std::optional<std::string> next;  // pass as `after`; nullopt on the last page
+};
+
+class Client {
+ public:
+  // Connects every pooled connection (and logs in when options.user is set).
+  // unavailable when the server cannot be reached within connect_timeout;
+  // the server's error (unauthorized) when login fails.
+  static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+
+  ~Client();  // Shutdown()
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends `request` (an object with "op" and its fields; the client sets
+  // "id") and delivers the reply object or the error.
+  void Call(const doc::Value& request, ReplyCallback done);
+  std::future<Reply> Call(const doc::Value& request);
+  // Blocking form of Call.
+  Reply CallSync(const doc::Value& request);
+
+  // Blocking conveniences, one per op.
+  Status Ping();
+  Result<doc::Value> Echo(const doc::Value& data);
+  Result<std::optional<doc::Value>> Get(std::string_view table, std::string_view key);
+  Result<bool> Has(std::string_view table, std::string_view key);
+  Status Set(std::string_view table, std::string_view key, const doc::Value& value);
+  // Whether the key existed.
+  Result<bool> Delete(std::string_view table, std::string_view key);
+  // The new number.
+  Result<doc::Value> Add(std::string_view table, std::string_view key,
+                         const std::vector<std::string>& path, const doc::Value& delta);
+  Status Merge(std::string_view table, std::string_view key, const doc::Value& patch);
+  // limit 0 = the server's default.
+  Result<Page> All(std::string_view table, std::string_view after = {}, size_t limit = 0);
+  Result<doc::Value> Stats();
+
+  // Fails everything pending and closes the connections. Idempotent.
+  void Shutdown();
+
+ private:
+  class Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skiff::client
+
+#endif  // SKIFF_CLIENT_CLIENT_H_

@@ -1,0 +1,105 @@
+// PooledConnection: one WebSocket of a Client's pool, with its own pipeline
+// of requests in flight, a queue of requests waiting for room, login and
+// reconnection.
+//
+// Submit is thread-safe; transport callbacks run on the transport's I/O
+// thread. All mutable state is guarded by `mu_`; callbacks of requests run on
+// the I/O thread (or, on Shutdown, the calling thread) without `mu_` held.
+#ifndef SKIFF_CLIENT_INTERNAL_POOLED_CONNECTION_H_
+#define SKIFF_CLIENT_INTERNAL_POOLED_CONNECTION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "client/client_options.h"
+#include "client/internal/transport.h"
+#include "doc/document.h"
+
+namespace skiff::client::internal {
+
+using ReplyCallback = std::function<void(Result<doc::Value>)>;
+
+class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
+ public:
+  PooledConnection(Transport& transport, const ClientOptions& options, const Clock& clock,
+                   std::atomic<uint64_t>& next_id);
+
+  // Starts connecting; `ready` is fulfilled with OK once requests can flow
+  // (logged in when credentials are set) or with the first failure.
+  void Start(std::promise<Status> ready);
+
+  // Sends `body` (a request object's JSON text without "id") or queues it
+  // until there is room; `done` gets the reply object or the error.
+  void Submit(std::string body, ReplyCallback done);
+
+  // Fails whatever is pending or queued and stops reconnecting.
+  void Shutdown();
+
+  // Fails requests past their deadline. Called periodically on the I/O thread.
+  void ExpireOverdue();
+
+  // For choosing a connection: requests in flight plus queued.
+  size_t load() const { return load_.load(std::memory_order_relaxed); }
+  bool ready() const { return ready_.load(std::memory_order_relaxed); }
+
+ private:
+  enum class State { kConnecting, kLoggingIn, kReady, kDown, kFailed, kShutdown };
+
+  struct Waiting {
+    std::string body;
+    ReplyCallback done;
+    Clock::TimePoint deadline;
+  };
+  struct InFlight {
+    ReplyCallback done;
+    Clock::TimePoint deadline;
+  };
+  // Callbacks to run once `mu_` is released (frames are sent under `mu_`
+  // so one connection's requests leave in the order they were made).
+  using Actions = std::vector<std::pair<ReplyCallback, Result<doc::Value>>>;
+
+  void Connect();
+  void OnOpen();
+  void OnMessage(std::string_view payload, bool binary);
+  void OnClose(const std::string& reason);
+  void OnLogin(const Result<doc::Value>& reply);
+  // Moves queued requests into flight while there is room. Needs mu_.
+  void DrainLocked(Actions& actions);
+  void SendLocked(const std::string& body, ReplyCallback done, Clock::TimePoint deadline);
+  void FailAllLocked(const Status& status, bool include_queued, Actions& actions);
+  void SignalReady(const Status& status);  // needs mu_
+  static void Run(Actions& actions);
+
+  Transport& transport_;
+  const ClientOptions& options_;
+  const Clock& clock_;
+  std::atomic<uint64_t>& next_id_;
+
+  mutable std::mutex mu_;
+  State state_ = State::kConnecting;                   // guarded by mu_
+  std::shared_ptr<TransportConnection> conn_;          // guarded by mu_
+  std::unordered_map<uint64_t, InFlight> in_flight_;   // guarded by mu_
+  std::deque<Waiting> queue_;                          // guarded by mu_
+  Status last_error_;                                  // guarded by mu_: error without id
+  Status failed_;                                      // guarded by mu_: why kFailed
+  bool was_ready_ = false;                             // guarded by mu_
+  std::optional<std::promise<Status>> ready_promise_;  // guarded by mu_
+  std::atomic<size_t> load_{0};
+  std::atomic<bool> ready_{false};
+};
+
+}  // namespace skiff::client::internal
+
+#endif  // SKIFF_CLIENT_INTERNAL_POOLED_CONNECTION_H_

@@ -1,0 +1,58 @@
+// Transport: WebSocket client connections (websocketpp on standalone Asio)
+// behind an interface, so only transport.cc compiles websocketpp.
+//
+// One Transport runs one I/O thread that owns all its connections; every
+// handler runs on that thread. Send, Close, Post and After are thread-safe.
+// Tests also use it directly to send frames a well-behaved client never
+// would (binary frames, malformed JSON).
+#ifndef SKIFF_CLIENT_INTERNAL_TRANSPORT_H_
+#define SKIFF_CLIENT_INTERNAL_TRANSPORT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace skiff::client::internal {
+
+struct TransportHandlers {
+  std::function<void()> on_open;
+  std::function<void(std::string_view payload, bool binary)> on_message;
+  // Once per connection, after on_open or instead of it when connecting
+  // failed; `reason` says why.
+  std::function<void(const std::string& reason)> on_close;
+};
+
+class TransportConnection {
+ public:
+  virtual ~TransportConnection() = default;
+  // False when the connection is not open (the frame is dropped).
+  virtual bool SendText(std::string_view payload) = 0;
+  virtual bool SendBinary(std::string_view payload) = 0;
+  virtual void Close() = 0;
+};
+
+class Transport {
+ public:
+  // Starts the I/O thread.
+  static std::unique_ptr<Transport> Create();
+  virtual ~Transport() = default;  // Shutdown()
+
+  // Starts connecting to ws://host:port/; the result arrives through
+  // `handlers`. Never blocks.
+  virtual std::shared_ptr<TransportConnection> Open(const std::string& host, uint16_t port,
+                                                    TransportHandlers handlers) = 0;
+  // Runs `fn` on the I/O thread.
+  virtual void Post(std::function<void()> fn) = 0;
+  // Runs `fn` on the I/O thread after `delay` (real time).
+  virtual void After(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
+  // Closes every connection and joins the I/O thread. Idempotent; not from
+  // the I/O thread.
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace skiff::client::internal
+
+#endif  // SKIFF_CLIENT_INTERNAL_TRANSPORT_H_

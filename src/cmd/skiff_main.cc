@@ -1,0 +1,98 @@
+// skiff: administration of a Skiff store (users and their permissions).
+// It opens the store directly, so run it where the store is reachable; a
+// SQLite file can be changed while skiffd runs (WAL), and the server reads
+// users at each login.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "server/permissions.h"
+#include "server/users.h"
+#include "store/store.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: skiff [--store URL] COMMAND\n"
+    "\n"
+    "  --store URL   memory:, sqlite:PATH or postgres://... (default: $SKIFF_STORE,\n"
+    "                else sqlite:./skiff.db)\n"
+    "\n"
+    "Commands:\n"
+    "  user add NAME [--read TABLES] [--write TABLES]\n"
+    "      Creates a user and prints its secret once; only a salted hash is kept.\n"
+    "      TABLES is a comma-separated list of table names or * for every table.\n"
+    "      Reading covers get, has and all; writing covers set, delete, add and\n"
+    "      merge. Writing does not imply reading.\n"
+    "  user set NAME [--read TABLES] [--write TABLES]\n"
+    "      Replaces a user's permissions (an omitted list becomes empty).\n"
+    "  user delete NAME\n"
+    "      Removes a user; connections already logged in keep their session.\n";
+
+int Fail(const skiff::Status& status) {
+  std::fprintf(stderr, "skiff: %s\n", status.ToString().c_str());
+  return 1;
+}
+
+int Usage(const std::string& problem) {
+  std::fprintf(stderr, "skiff: %s\n\n%s", problem.c_str(), kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const char* env_store = std::getenv("SKIFF_STORE");
+  std::string store_url = env_store != nullptr ? env_store : "sqlite:./skiff.db";
+  std::string read;
+  std::string write;
+  std::vector<std::string> words;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "--store" || a == "--read" || a == "--write") {
+      if (i + 1 >= args.size()) return Usage(a + " needs a value");
+      std::string& target = a == "--store" ? store_url : a == "--read" ? read : write;
+      target = args[++i];
+    } else if (a.rfind("--", 0) == 0) {
+      return Usage("unknown flag '" + a + "'");
+    } else {
+      words.push_back(a);
+    }
+  }
+  if (words.size() < 3 || words[0] != "user") return Usage("expected 'user add|set|delete NAME'");
+  const std::string& verb = words[1];
+  const std::string& name = words[2];
+  if (words.size() > 3) return Usage("unexpected argument '" + words[3] + "'");
+
+  auto read_list = skiff::server::ParseTableList(read);
+  if (!read_list.ok()) return Fail(read_list.status());
+  auto write_list = skiff::server::ParseTableList(write);
+  if (!write_list.ok()) return Fail(write_list.status());
+  skiff::server::Permissions permissions(*read_list, *write_list);
+
+  auto store = skiff::store::OpenStore(store_url);
+  if (!store.ok()) return Fail(store.status());
+  if (verb == "add") {
+    auto secret = skiff::server::CreateUser(**store, name, permissions);
+    if (!secret.ok()) return Fail(secret.status());
+    std::printf("%s\n", secret->c_str());
+    std::fprintf(stderr, "skiff: created user '%s'; the secret above is shown only once\n",
+                 name.c_str());
+    return 0;
+  }
+  if (verb == "set") {
+    skiff::Status st = skiff::server::SetPermissions(**store, name, permissions);
+    return st.ok() ? 0 : Fail(st);
+  }
+  if (verb == "delete") {
+    skiff::Status st = skiff::server::DeleteUser(**store, name);
+    return st.ok() ? 0 : Fail(st);
+  }
+  return Usage("unknown command 'user " + verb + "'");
+}

@@ -1,0 +1,90 @@
+// skiffd: the Skiff server process. Settings come from a TOML file, SKIFF_*
+// variables and flags (settings.h); SIGTERM and SIGINT stop it gracefully.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "cmd/settings.h"
+#include "server/server.h"
+#include "store/store.h"
+
+namespace {
+
+int Fail(const skiff::Status& status) {
+  std::fprintf(stderr, "skiffd: %s\n", status.ToString().c_str());
+  return status.code() == skiff::StatusCode::kBadRequest ? 2 : 1;
+}
+
+// Each connection costs a descriptor; let the process use all it may.
+void RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+
+  // A first pass only finds --help and --config; the file applies before
+  // the environment and the flags, which override it.
+  skiff::server::ServerOptions scratch;
+  auto invocation = skiff::cmd::ApplyFlags(args, scratch);
+  if (!invocation.ok()) return Fail(invocation.status());
+  if (invocation->help) {
+    std::fputs(skiff::cmd::HelpText("skiffd").c_str(), stdout);
+    return 0;
+  }
+  std::string config_path = invocation->config_path;
+  if (const char* env = std::getenv("SKIFF_CONFIG"); config_path.empty() && env != nullptr) {
+    config_path = env;
+  }
+  skiff::server::ServerOptions options;
+  if (!config_path.empty()) {
+    skiff::Status config = skiff::cmd::ApplyConfigFile(config_path, options);
+    if (!config.ok()) return Fail(config);
+  }
+  skiff::Status env_status = skiff::cmd::ApplyEnvironment(environment, options);
+  if (!env_status.ok()) return Fail(env_status);
+  skiff::Status flags = skiff::cmd::ApplyFlags(args, options).status();
+  if (!flags.ok()) return Fail(flags);
+  RaiseDescriptorLimit();
+
+  // Block the stop signals before any thread starts, so every thread
+  // inherits the mask and only sigwait below sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto store = skiff::store::OpenStore(options.store_url);
+  if (!store.ok()) return Fail(store.status());
+  skiff::SystemClock clock;
+  auto server = skiff::server::Server::Start(options, **store, clock);
+  if (!server.ok()) return Fail(server.status());
+  // One line on stdout that scripts (and --port 0 users) can parse.
+  std::printf("skiffd listening on %s:%u store=%s durability=%s\n", options.address.c_str(),
+              static_cast<unsigned>((*server)->port()), std::string((*store)->kind()).c_str(),
+              std::string(skiff::server::DurabilityName(options.durability)).c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  std::fprintf(stderr, "skiffd: stopping (signal %d)\n", signal_number);
+  skiff::Status stopped = (*server)->Stop();
+  if (!stopped.ok()) return Fail(stopped);
+  return 0;
+}

@@ -1,0 +1,150 @@
+#include "server/internal/committer.h"
+
+#include <unordered_map>
+#include <utility>
+
+namespace skiff::server::internal {
+namespace {
+
+// In memory mode a queue this long is written without waiting for the
+// interval, bounding memory and transaction size.
+constexpr size_t kEagerFlushWrites = 4096;
+
+}  // namespace
+
+Committer::Committer(store::Store& store, Durability durability,
+                     std::chrono::milliseconds flush_interval)
+    : store_(store), durability_(durability), flush_interval_(flush_interval) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+Committer::~Committer() { Stop(); }
+
+void Committer::Write(std::string table, std::string key, std::optional<std::string> value,
+                      Done done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_.push_back({std::move(table), std::move(key), std::move(value), std::move(done)});
+  ++queued_seq_;
+  ++counters_.writes;
+  // Commit mode wakes the committer at once: a waiting writer is latency.
+  // Memory mode lets writes pile up until the interval or a full queue.
+  if (durability_ == Durability::kCommit || queue_.size() >= kEagerFlushWrites) {
+    work_cv_.notify_one();
+  }
+}
+
+Status Committer::Flush() {
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t target = queued_seq_;
+  // An old failure is not this caller's business: with nothing pending, the
+  // store already holds everything applied (or those writes were failed).
+  if (written_seq_ >= target) return Status::Ok();
+  flush_requested_ = true;
+  work_cv_.notify_one();
+  // A failed memory-mode flush keeps its writes for a retry; report the
+  // failure rather than wait for the store to come back.
+  uint64_t failures = failed_attempts_;
+  flushed_cv_.wait(
+      lock, [&] { return written_seq_ >= target || failed_attempts_ != failures || stopping_; });
+  return last_status_;
+}
+
+void Committer::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  work_cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  flushed_cv_.notify_all();
+}
+
+CommitterCounters Committer::counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_;
+}
+
+void Committer::Run() {
+  std::vector<Pending> batch;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    auto ready = [&] {
+      return stopping_ || flush_requested_ ||
+             (durability_ == Durability::kCommit ? !queue_.empty()
+                                                 : queue_.size() >= kEagerFlushWrites);
+    };
+    if (durability_ == Durability::kCommit) {
+      work_cv_.wait(lock, ready);
+    } else {
+      work_cv_.wait_for(lock, flush_interval_, ready);
+    }
+    flush_requested_ = false;
+    if (queue_.empty()) {
+      if (stopping_) return;
+      continue;
+    }
+    // Everything queued while the previous transaction ran goes into this
+    // one: the group commit.
+    batch.swap(queue_);
+    lock.unlock();
+    Status status = Commit(batch);
+    lock.lock();
+    if (!status.ok() && durability_ == Durability::kMemory && !stopping_) {
+      // Memory mode acknowledged these writes already: keep them, in order,
+      // ahead of anything queued since, and try again next interval.
+      batch.insert(batch.end(), std::make_move_iterator(queue_.begin()),
+                   std::make_move_iterator(queue_.end()));
+      queue_.swap(batch);
+      batch.clear();
+      last_status_ = status;
+      ++counters_.failures;
+      ++failed_attempts_;
+      flushed_cv_.notify_all();
+      continue;
+    }
+    if (status.ok()) {
+      ++counters_.transactions;
+    } else {
+      ++counters_.failures;
+    }
+    last_status_ = status;
+    // Replies go out before Flush() callers wake: Server::Stop relies on it.
+    lock.unlock();
+    for (Pending& p : batch) {
+      if (p.done) p.done(status);
+    }
+    lock.lock();
+    written_seq_ += batch.size();
+    batch.clear();
+    flushed_cv_.notify_all();
+  }
+}
+
+Status Committer::Commit(const std::vector<Pending>& batch) {
+  // Only the last write of a key matters to the store; hot keys written many
+  // times per batch cost one statement.
+  std::unordered_map<std::string, size_t> last;
+  last.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    std::string id = batch[i].table;
+    id.push_back('\0');
+    id += batch[i].key;
+    last[std::move(id)] = i;
+  }
+  store::WriteBatch write;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    std::string id = batch[i].table;
+    id.push_back('\0');
+    id += batch[i].key;
+    if (last[id] != i) continue;
+    if (batch[i].value) {
+      write.Put(batch[i].table, batch[i].key, *batch[i].value);
+    } else {
+      write.Delete(batch[i].table, batch[i].key);
+    }
+  }
+  return store_.Write(write);
+}
+
+}  // namespace skiff::server::internal

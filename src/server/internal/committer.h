@@ -1,0 +1,95 @@
+// Committer: group commit of document writes into the store.
+//
+// Writers queue puts and deletes; one committer thread drains everything
+// queued into one WriteBatch and one store transaction, so concurrent writes
+// share a commit and throughput grows with concurrency (leveldb's
+// DBImpl::Write groups writers the same way). Queue order is store order:
+// callers queue a key's writes while holding that key's shard lock.
+//
+// Each write's `done` (may be empty) runs on the committer thread once its
+// transaction committed, or failed for good. Durability kCommit: a write is
+// tried once. kMemory: the caller acknowledged already, so the queue is
+// written at least every `flush_interval` and a failed flush is retried
+// (`done` runs after the retry succeeds), never dropped, until Stop.
+// All methods are thread-safe.
+#ifndef SKIFF_SERVER_INTERNAL_COMMITTER_H_
+#define SKIFF_SERVER_INTERNAL_COMMITTER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "server/server_options.h"
+#include "store/store.h"
+
+namespace skiff::server::internal {
+
+struct CommitterCounters {
+  uint64_t transactions = 0;  // store transactions committed
+  uint64_t writes = 0;        // puts and deletes queued
+  uint64_t failures = 0;      // transactions that failed
+};
+
+class Committer {
+ public:
+  using Done = std::function<void(const Status&)>;
+
+  Committer(store::Store& store, Durability durability, std::chrono::milliseconds flush_interval);
+  ~Committer();  // Stop()
+
+  Committer(const Committer&) = delete;
+  Committer& operator=(const Committer&) = delete;
+
+  // `value` is JSON text; an empty optional deletes the key.
+  void Write(std::string table, std::string key, std::optional<std::string> value, Done done);
+
+  // Blocks until every write queued before the call has been written (or
+  // failed); returns the error of the attempt that ended the wait, OK when
+  // nothing was pending.
+  Status Flush();
+
+  // Writes what is queued and stops the thread. Idempotent.
+  void Stop();
+
+  CommitterCounters counters() const;
+
+ private:
+  struct Pending {
+    std::string table;
+    std::string key;
+    std::optional<std::string> value;
+    Done done;
+  };
+
+  void Run();
+  // Writes `batch` as one transaction (the last write of each key).
+  Status Commit(const std::vector<Pending>& batch);
+
+  store::Store& store_;
+  const Durability durability_;
+  const std::chrono::milliseconds flush_interval_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;     // queue grew or stopping
+  std::condition_variable flushed_cv_;  // written_seq_ advanced
+  std::vector<Pending> queue_;          // guarded by mu_
+  uint64_t queued_seq_ = 0;             // guarded by mu_: writes ever queued
+  uint64_t written_seq_ = 0;            // guarded by mu_: writes ever written (or failed)
+  Status last_status_;                  // guarded by mu_
+  uint64_t failed_attempts_ = 0;        // guarded by mu_
+  bool stopping_ = false;               // guarded by mu_
+  bool flush_requested_ = false;        // guarded by mu_
+  CommitterCounters counters_;          // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace skiff::server::internal
+
+#endif  // SKIFF_SERVER_INTERNAL_COMMITTER_H_

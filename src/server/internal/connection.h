@@ -1,0 +1,47 @@
+// Connection: what the request layer sees of one client connection, without
+// any websocketpp type, plus that connection's session state.
+//
+// Send and Close are thread-safe (replies of committed writes are sent from
+// the committer thread). The session fields (`user`, `permissions`) are read
+// and written only by the connection's own message handler, which websocketpp
+// runs serially per connection, so they need no lock. Counters are atomic.
+#ifndef SKIFF_SERVER_INTERNAL_CONNECTION_H_
+#define SKIFF_SERVER_INTERNAL_CONNECTION_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "server/permissions.h"
+
+namespace skiff::server::internal {
+
+// WebSocket close codes we use (RFC 6455 section 7.4.1).
+inline constexpr uint16_t kCloseGoingAway = 1001;
+inline constexpr uint16_t kCloseTooBig = 1009;
+inline constexpr uint16_t kCloseNormal = 1000;
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  // Queues a text frame; silently dropped once the connection is closed.
+  virtual void Send(std::string frame) = 0;
+  // Starts the closing handshake after the frames already queued.
+  virtual void Close(uint16_t code, const std::string& reason) = 0;
+
+  // Session (owned by the connection's message handler; see above).
+  std::optional<std::string> user;
+  Permissions permissions;
+
+  // Requests received whose reply has not been sent yet.
+  std::atomic<size_t> in_flight{0};
+  // Clock time of the last frame received, in nanoseconds.
+  std::atomic<int64_t> last_active_ns{0};
+};
+
+}  // namespace skiff::server::internal
+
+#endif  // SKIFF_SERVER_INTERNAL_CONNECTION_H_

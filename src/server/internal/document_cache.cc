@@ -1,0 +1,137 @@
+#include "server/internal/document_cache.h"
+
+#include <functional>
+
+#include "doc/pack.h"
+
+namespace skiff::server::internal {
+
+DocumentCache::DocumentCache(store::Store& store, const Clock& clock, size_t shard_count)
+    : store_(store), clock_(clock) {
+  SKIFF_CHECK(shard_count > 0);
+  for (size_t i = 0; i < shard_count; ++i) shards_.push_back(std::make_unique<Shard>());
+}
+
+std::string DocumentCache::Id(std::string_view table, std::string_view key) {
+  // Table names never contain NUL, so the separator keeps ids unambiguous.
+  std::string id;
+  id.reserve(table.size() + 1 + key.size());
+  id.append(table);
+  id.push_back('\0');
+  id.append(key);
+  return id;
+}
+
+DocumentCache::Shard& DocumentCache::ShardFor(const std::string& id) {
+  return *shards_[std::hash<std::string>{}(id) % shards_.size()];
+}
+
+Result<CachedDocument> DocumentCache::Load(std::string_view table, std::string_view key) {
+  Result<std::optional<std::string>> text = store_.Get(table, key);
+  if (!text.ok()) return text.status();
+  CachedDocument doc;
+  if (!text->has_value()) return doc;
+  // Stored text was validated when it was written; generous limits only
+  // guard against a store edited by hand.
+  doc::Limits limits;
+  limits.max_depth = 1024;
+  limits.max_document_bytes = size_t{1} << 31;
+  Result<doc::Value> value = doc::Parse(**text, limits);
+  if (!value.ok()) {
+    return Internal("stored document " + std::string(table) + "/" + std::string(key) +
+                    " is corrupt: " + value.status().message());
+  }
+  doc.exists = true;
+  doc.bytes = (*text)->size();
+  doc.value = std::move(*value);
+  return doc;
+}
+
+Status DocumentCache::Unpack(CachedDocument& doc) {
+  Result<doc::Value> value = doc::Unpack(*doc.packed);
+  if (!value.ok()) return value.status();
+  packed_documents_.fetch_sub(1, std::memory_order_relaxed);
+  packed_bytes_.fetch_sub(doc.packed->size(), std::memory_order_relaxed);
+  doc.value = std::move(*value);
+  doc.packed.reset();
+  CountHot(doc, +1);
+  return Status::Ok();
+}
+
+void DocumentCache::CountHot(const CachedDocument& doc, int sign) {
+  if (!doc.exists) return;
+  if (sign > 0) {
+    hot_documents_.fetch_add(1, std::memory_order_relaxed);
+    hot_bytes_.fetch_add(doc.bytes, std::memory_order_relaxed);
+  } else {
+    hot_documents_.fetch_sub(1, std::memory_order_relaxed);
+    hot_bytes_.fetch_sub(doc.bytes, std::memory_order_relaxed);
+  }
+}
+
+void DocumentCache::Changed(bool was_present, size_t old_bytes, const CachedDocument& doc) {
+  if (was_present) {
+    hot_documents_.fetch_sub(1, std::memory_order_relaxed);
+    hot_bytes_.fetch_sub(old_bytes, std::memory_order_relaxed);
+  }
+  CountHot(doc, +1);
+}
+
+void DocumentCache::Persisted(std::string_view table, std::string_view key, bool ok) {
+  std::string id = Id(table, key);
+  Shard& shard = ShardFor(id);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.docs.find(id);
+  if (it == shard.docs.end()) return;
+  CachedDocument& doc = it->second;
+  SKIFF_CHECK(doc.unpersisted > 0);
+  --doc.unpersisted;
+  if (ok || doc.unpersisted > 0) return;
+  // Entries with writes pending are never packed, so this one is hot.
+  CountHot(doc, -1);
+  shard.docs.erase(it);
+}
+
+void DocumentCache::Sweep(std::chrono::nanoseconds pack_after,
+                          std::chrono::nanoseconds evict_after) {
+  for (const std::unique_ptr<Shard>& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard->mu);
+    Clock::TimePoint now = clock_.Now();
+    for (auto it = shard->docs.begin(); it != shard->docs.end();) {
+      CachedDocument& doc = it->second;
+      auto idle = now - doc.last_used;
+      bool settled = doc.unpersisted == 0;
+      if (settled && evict_after.count() > 0 && idle >= evict_after) {
+        if (doc.packed) {
+          packed_documents_.fetch_sub(1, std::memory_order_relaxed);
+          packed_bytes_.fetch_sub(doc.packed->size(), std::memory_order_relaxed);
+        } else {
+          CountHot(doc, -1);
+        }
+        if (doc.exists) evictions_.fetch_add(1, std::memory_order_relaxed);
+        it = shard->docs.erase(it);
+        continue;
+      }
+      if (settled && doc.exists && !doc.packed && pack_after.count() > 0 && idle >= pack_after) {
+        CountHot(doc, -1);
+        doc.packed = doc::Pack(doc.value);
+        doc.value = doc::Value();
+        packed_documents_.fetch_add(1, std::memory_order_relaxed);
+        packed_bytes_.fetch_add(doc.packed->size(), std::memory_order_relaxed);
+      }
+      ++it;
+    }
+  }
+}
+
+TierStats DocumentCache::stats() const {
+  TierStats s;
+  s.hot = {hot_documents_.load(std::memory_order_relaxed),
+           hot_bytes_.load(std::memory_order_relaxed)};
+  s.packed = {packed_documents_.load(std::memory_order_relaxed),
+              packed_bytes_.load(std::memory_order_relaxed)};
+  s.evictions = evictions_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace skiff::server::internal

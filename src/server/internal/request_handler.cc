@@ -1,0 +1,320 @@
+#include "server/internal/request_handler.h"
+
+#include <exception>
+#include <utility>
+
+#include "doc/merge.h"
+#include "doc/path.h"
+#include "server/users.h"
+
+namespace skiff::server::internal {
+namespace {
+
+doc::Limits RequestLimits(const ServerOptions& options) {
+  doc::Limits limits;
+  limits.max_depth = options.max_depth;
+  limits.max_document_bytes = options.max_frame_bytes;
+  return limits;
+}
+
+std::string JsonString(std::string_view s) {
+  return doc::Value(std::string(s)).dump(-1, ' ', false, doc::Value::error_handler_t::replace);
+}
+
+bool WaitsForCommit(Op op) {
+  return op == Op::kSet || op == Op::kDelete || op == Op::kAdd || op == Op::kMerge;
+}
+
+}  // namespace
+
+RequestHandler::RequestHandler(const ServerOptions& options, store::Store& store,
+                               DocumentCache& cache, Committer& committer)
+    : options_(options),
+      limits_(RequestLimits(options)),
+      store_(store),
+      cache_(cache),
+      committer_(committer) {}
+
+void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) {
+  if (payload.size() > options_.max_frame_bytes) {
+    conn->Send(EncodeError(std::nullopt, TooLarge("frame of " + std::to_string(payload.size()) +
+                                                  " bytes is over the limit of " +
+                                                  std::to_string(options_.max_frame_bytes))));
+    conn->Close(kCloseTooBig, "frame too large");
+    return;
+  }
+  std::optional<uint64_t> id;
+  Result<Request> request = DecodeRequest(payload, limits_, &id);
+  if (!request.ok()) {
+    conn->Send(EncodeError(id, request.status()));
+    return;
+  }
+  // Only requests that wait for a commit occupy the connection; the ones
+  // answered at once (ping, reads) pass, so health checks keep working.
+  if (WaitsForCommit(request->op) &&
+      conn->in_flight.load(std::memory_order_relaxed) >= options_.max_in_flight) {
+    conn->Send(EncodeError(
+        id, Status(StatusCode::kOverloaded, "more than " + std::to_string(options_.max_in_flight) +
+                                                " requests in flight on this connection")));
+    return;
+  }
+  Status status;
+  try {
+    status = Execute(conn, *request);
+  } catch (const std::exception& e) {
+    // Nothing below should throw; if a library does, the request fails and
+    // the connection and the server carry on.
+    status = Internal(std::string("unexpected error: ") + e.what());
+  }
+  if (!status.ok()) conn->Send(EncodeError(id, status));
+}
+
+void RequestHandler::OnBinary(const std::shared_ptr<Connection>& conn) {
+  conn->Send(EncodeError(std::nullopt, BadRequest("binary frames are not part of the protocol; "
+                                                  "send each request as a text frame")));
+}
+
+void RequestHandler::OnClose(const std::shared_ptr<Connection>& conn) {
+  if (conn->user) {
+    conn->user.reset();
+    sessions_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+Status RequestHandler::Execute(const std::shared_ptr<Connection>& conn, Request& r) {
+  if (!conn->user && !AllowedBeforeLogin(r.op)) {
+    return Unauthorized("op '" + std::string(OpName(r.op)) + "' needs a logged-in connection");
+  }
+  auto need = [&](bool write) -> Status {
+    bool allowed = write ? conn->permissions.CanWrite(r.table) : conn->permissions.CanRead(r.table);
+    if (allowed) return Status::Ok();
+    return Forbidden("user '" + *conn->user + "' may not " + (write ? "write" : "read") +
+                     " table '" + r.table + "'");
+  };
+  switch (r.op) {
+    case Op::kLogin:
+      return Login(*conn, r);
+    case Op::kLogout:
+      return Logout(*conn, r);
+    case Op::kPing:
+      conn->Send(EncodeOk(r.id));
+      return Status::Ok();
+    case Op::kEcho:
+      conn->Send(EncodeOkRaw(r.id, "data", r.value.dump()));
+      return Status::Ok();
+    case Op::kGet:
+    case Op::kHas:
+      SKIFF_RETURN_IF_ERROR(need(false));
+      return Get(*conn, r);
+    case Op::kAll:
+      SKIFF_RETURN_IF_ERROR(need(false));
+      return All(*conn, r);
+    case Op::kSet:
+      SKIFF_RETURN_IF_ERROR(need(true));
+      return Set(conn, r);
+    case Op::kDelete:
+      SKIFF_RETURN_IF_ERROR(need(true));
+      return Delete(conn, r);
+    case Op::kAdd:
+      SKIFF_RETURN_IF_ERROR(need(true));
+      return Add(conn, r);
+    case Op::kMerge:
+      SKIFF_RETURN_IF_ERROR(need(true));
+      return Merge(conn, r);
+    case Op::kStats:
+      return Stats(*conn, r);
+  }
+  return Internal("unhandled op");
+}
+
+Status RequestHandler::Login(Connection& conn, const Request& r) {
+  if (conn.user) {
+    return BadRequest("this connection is already logged in as '" + *conn.user +
+                      "'; log out first");
+  }
+  Result<Permissions> permissions = Authenticate(store_, r.user, r.secret);
+  if (!permissions.ok()) return permissions.status();
+  conn.user = r.user;
+  conn.permissions = std::move(*permissions);
+  sessions_.fetch_add(1, std::memory_order_relaxed);
+  conn.Send(EncodeOk(r.id));
+  return Status::Ok();
+}
+
+Status RequestHandler::Logout(Connection& conn, const Request& r) {
+  conn.user.reset();
+  conn.permissions = Permissions();
+  sessions_.fetch_sub(1, std::memory_order_relaxed);
+  conn.Send(EncodeOk(r.id));
+  return Status::Ok();
+}
+
+Status RequestHandler::Get(Connection& conn, const Request& r) {
+  std::string reply;
+  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
+    if (r.op == Op::kGet && d.exists) {
+      reply = EncodeOkRaw(r.id, "found", "true");
+      reply.pop_back();  // reopen the object to append the value
+      reply += ",\"value\":";
+      reply += d.value.dump();
+      reply += '}';
+    } else {
+      reply = EncodeOkRaw(r.id, "found", d.exists ? "true" : "false");
+    }
+  }));
+  conn.Send(std::move(reply));
+  return Status::Ok();
+}
+
+void RequestHandler::Persist(const std::shared_ptr<Connection>& conn, const Request& r,
+                             CachedDocument& doc, std::optional<std::string> value,
+                             std::string reply) {
+  ++doc.unpersisted;  // keeps the entry in memory until the store has it
+  if (options_.durability == Durability::kMemory) {
+    committer_.Write(r.table, r.key, std::move(value),
+                     [this, table = r.table, key = r.key](const Status& status) {
+                       cache_.Persisted(table, key, status.ok());
+                     });
+    return;
+  }
+  conn->in_flight.fetch_add(1, std::memory_order_relaxed);
+  committer_.Write(r.table, r.key, std::move(value),
+                   [this, conn, table = r.table, key = r.key, id = r.id,
+                    reply = std::move(reply)](const Status& status) mutable {
+                     cache_.Persisted(table, key, status.ok());
+                     conn->Send(status.ok() ? std::move(reply) : EncodeError(id, status));
+                     conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
+                   });
+}
+
+void RequestHandler::ReplyAfterWrite(Connection& conn, std::string reply) {
+  if (options_.durability == Durability::kMemory) conn.Send(std::move(reply));
+}
+
+Status RequestHandler::Set(const std::shared_ptr<Connection>& conn, Request& r) {
+  std::string text = r.value.dump();  // outside the shard lock
+  std::string reply = EncodeOk(r.id);
+  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
+    bool was = d.exists;
+    size_t old_bytes = d.bytes;
+    d.exists = true;
+    d.value = std::move(r.value);
+    d.bytes = text.size();
+    cache_.Changed(was, old_bytes, d);
+    Persist(conn, r, d, std::move(text), reply);
+  }));
+  ReplyAfterWrite(*conn, std::move(reply));
+  return Status::Ok();
+}
+
+Status RequestHandler::Delete(const std::shared_ptr<Connection>& conn, const Request& r) {
+  bool found = false;
+  std::string reply_found = EncodeOkRaw(r.id, "found", "true");
+  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
+    found = d.exists;
+    if (!found) return;
+    size_t old_bytes = d.bytes;
+    d.exists = false;
+    d.value = doc::Value();
+    d.bytes = 0;
+    cache_.Changed(true, old_bytes, d);
+    Persist(conn, r, d, std::nullopt, reply_found);
+  }));
+  if (!found) {
+    conn->Send(EncodeOkRaw(r.id, "found", "false"));
+  } else {
+    ReplyAfterWrite(*conn, std::move(reply_found));
+  }
+  return Status::Ok();
+}
+
+Status RequestHandler::Add(const std::shared_ptr<Connection>& conn, const Request& r) {
+  Status result;
+  std::string reply;
+  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
+    // AddAtPath leaves the document unchanged on error, so work in place:
+    // copying a large document for every add would dominate its cost.
+    if (!d.exists) d.value = doc::Value();
+    Result<doc::Value> sum = doc::AddAtPath(d.value, r.path, r.value);
+    if (!sum.ok()) {
+      result = sum.status();
+      return;
+    }
+    std::string text = d.value.dump();
+    bool was = d.exists;
+    size_t old_bytes = d.bytes;
+    d.exists = true;
+    d.bytes = text.size();
+    cache_.Changed(was, old_bytes, d);
+    reply = EncodeOkRaw(r.id, "value", sum->dump());
+    Persist(conn, r, d, std::move(text), reply);
+  }));
+  SKIFF_RETURN_IF_ERROR(result);
+  ReplyAfterWrite(*conn, std::move(reply));
+  return Status::Ok();
+}
+
+Status RequestHandler::Merge(const std::shared_ptr<Connection>& conn, const Request& r) {
+  Status result;
+  std::string reply = EncodeOk(r.id);
+  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
+    if (!d.exists) d.value = doc::Value();
+    result = doc::MergePatch(d.value, r.value, limits_.max_depth);
+    if (!result.ok()) return;
+    std::string text = d.value.dump();
+    bool was = d.exists;
+    size_t old_bytes = d.bytes;
+    d.exists = true;
+    d.bytes = text.size();
+    cache_.Changed(was, old_bytes, d);
+    Persist(conn, r, d, std::move(text), reply);
+  }));
+  SKIFF_RETURN_IF_ERROR(result);
+  ReplyAfterWrite(*conn, std::move(reply));
+  return Status::Ok();
+}
+
+Status RequestHandler::All(Connection& conn, const Request& r) {
+  // The store is the source for scans; first make it hold every write
+  // already applied in memory.
+  SKIFF_RETURN_IF_ERROR(committer_.Flush());
+  Result<store::ScanPage> page = store_.Scan(r.table, r.after, r.limit);
+  if (!page.ok()) return page.status();
+  std::string reply = EncodeOkRaw(r.id, "items", "[");
+  reply.pop_back();  // reopen the object after the '['
+  for (size_t i = 0; i < page->items.size(); ++i) {
+    const store::KeyValue& item = page->items[i];
+    if (i > 0) reply += ',';
+    reply += "{\"key\":";
+    reply += JsonString(item.key);
+    reply += ",\"value\":";
+    reply += item.value;
+    reply += '}';
+  }
+  reply += "],\"next\":";
+  reply += page->next ? JsonString(*page->next) : "null";
+  reply += '}';
+  conn.Send(std::move(reply));
+  return Status::Ok();
+}
+
+Status RequestHandler::Stats(Connection& conn, const Request& r) {
+  TierStats tiers = cache_.stats();
+  CommitterCounters commits = committer_.counters();
+  doc::Value fields = {
+      {"tiers",
+       {{"hot", {{"documents", tiers.hot.documents}, {"bytes", tiers.hot.bytes}}},
+        {"packed", {{"documents", tiers.packed.documents}, {"bytes", tiers.packed.bytes}}},
+        {"evicted", {{"documents", tiers.evictions}}}}},
+      {"connections", connection_counter_ ? connection_counter_() : 0},
+      {"sessions", sessions()},
+      {"durability", std::string(DurabilityName(options_.durability))},
+      {"store", std::string(store_.kind())},
+      {"transactions", commits.transactions},
+      {"writes", commits.writes},
+  };
+  conn.Send(EncodeOk(r.id, fields));
+  return Status::Ok();
+}
+
+}  // namespace skiff::server::internal

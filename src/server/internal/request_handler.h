@@ -1,0 +1,76 @@
+// RequestHandler: executes v1 requests for the listener's connections.
+//
+// Decodes each frame (protocol.h), enforces the session and permission rules,
+// runs the op against the DocumentCache and queues writes to the Committer.
+// Reads reply at once; writes reply when their transaction commits (commit
+// durability) or once applied (memory durability). Thread-safe: called from
+// every I/O thread; per-connection calls are serial (see listener.h).
+#ifndef SKIFF_SERVER_INTERNAL_REQUEST_HANDLER_H_
+#define SKIFF_SERVER_INTERNAL_REQUEST_HANDLER_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "server/internal/committer.h"
+#include "server/internal/document_cache.h"
+#include "server/internal/listener.h"
+#include "server/internal/protocol.h"
+#include "server/server_options.h"
+#include "store/store.h"
+
+namespace skiff::server::internal {
+
+class RequestHandler final : public ListenerHandler {
+ public:
+  RequestHandler(const ServerOptions& options, store::Store& store, DocumentCache& cache,
+                 Committer& committer);
+
+  // Where `stats` reads the number of open connections.
+  void set_connection_counter(std::function<size_t()> counter) {
+    connection_counter_ = std::move(counter);
+  }
+
+  void OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) override;
+  void OnBinary(const std::shared_ptr<Connection>& conn) override;
+  void OnClose(const std::shared_ptr<Connection>& conn) override;
+
+  size_t sessions() const { return sessions_.load(std::memory_order_relaxed); }
+
+ private:
+  // Runs a decoded request; returns an error to send instead of a reply.
+  Status Execute(const std::shared_ptr<Connection>& conn, Request& r);
+  Status Login(Connection& conn, const Request& r);
+  Status Logout(Connection& conn, const Request& r);
+  Status Get(Connection& conn, const Request& r);
+  Status Set(const std::shared_ptr<Connection>& conn, Request& r);
+  Status Delete(const std::shared_ptr<Connection>& conn, const Request& r);
+  Status Add(const std::shared_ptr<Connection>& conn, const Request& r);
+  Status Merge(const std::shared_ptr<Connection>& conn, const Request& r);
+  Status All(Connection& conn, const Request& r);
+  Status Stats(Connection& conn, const Request& r);
+
+  // Queues a write of (table, key) to the committer. Call inside
+  // DocumentCache::With so the store sees the key's writes in order. In
+  // commit mode `reply` is sent once the write committed.
+  void Persist(const std::shared_ptr<Connection>& conn, const Request& r, CachedDocument& doc,
+               std::optional<std::string> value, std::string reply);
+  // In memory mode the reply of a write goes out now; in commit mode
+  // Persist's callback sends it.
+  void ReplyAfterWrite(Connection& conn, std::string reply);
+
+  const ServerOptions options_;
+  const doc::Limits limits_;
+  store::Store& store_;
+  DocumentCache& cache_;
+  Committer& committer_;
+  std::function<size_t()> connection_counter_;
+  std::atomic<size_t> sessions_{0};
+};
+
+}  // namespace skiff::server::internal
+
+#endif  // SKIFF_SERVER_INTERNAL_REQUEST_HANDLER_H_

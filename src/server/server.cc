@@ -1,0 +1,146 @@
+#include "server/server.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "server/internal/committer.h"
+#include "server/internal/document_cache.h"
+#include "server/internal/listener.h"
+#include "server/internal/request_handler.h"
+
+namespace skiff::server {
+namespace {
+
+// Enough shards that two busy keys rarely share a lock.
+constexpr size_t kShards = 256;
+
+Status ValidateOptions(const ServerOptions& o) {
+  if (o.max_frame_bytes < 64) return BadRequest("max_frame_bytes must be at least 64");
+  if (o.max_in_flight == 0) return BadRequest("max_in_flight must be at least 1");
+  if (o.max_depth < 2) return BadRequest("max_depth must be at least 2");
+  if (o.durability == Durability::kMemory && o.flush_interval.count() <= 0) {
+    return BadRequest("flush_interval must be positive");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view DurabilityName(Durability d) {
+  return d == Durability::kCommit ? "commit" : "memory";
+}
+
+std::optional<Durability> DurabilityFromName(std::string_view name) {
+  if (name == "commit") return Durability::kCommit;
+  if (name == "memory") return Durability::kMemory;
+  return std::nullopt;
+}
+
+class Server::Impl {
+ public:
+  Impl(const ServerOptions& options, store::Store& store, const Clock& clock)
+      : options_(options),
+        cache_(store, clock, kShards),
+        committer_(store, options.durability, options.flush_interval),
+        handler_(options, store, cache_, committer_) {}
+
+  ~Impl() { StopSweeper(); }
+
+  // Moves idle documents down the tiers. The wait between passes is real
+  // time; idleness is measured on the Clock, so tests drive it by hand.
+  void StartSweeper() {
+    using std::chrono::milliseconds;
+    auto pack = options_.pack_after.count() > 0 ? options_.pack_after : options_.evict_after;
+    auto evict = options_.evict_after.count() > 0 ? options_.evict_after : options_.pack_after;
+    if (pack.count() <= 0 && evict.count() <= 0) return;
+    milliseconds period =
+        std::clamp<milliseconds>(std::min(pack, evict) / 4, milliseconds(5), milliseconds(1000));
+    sweeper_ = std::thread([this, period] {
+      std::unique_lock<std::mutex> lock(sweep_mu_);
+      while (!sweep_stop_) {
+        if (sweep_cv_.wait_for(lock, period, [this] { return sweep_stop_; })) break;
+        lock.unlock();
+        cache_.Sweep(options_.pack_after, options_.evict_after);
+        lock.lock();
+      }
+    });
+  }
+
+  void StopSweeper() {
+    {
+      std::lock_guard<std::mutex> lock(sweep_mu_);
+      sweep_stop_ = true;
+    }
+    sweep_cv_.notify_all();
+    if (sweeper_.joinable()) sweeper_.join();
+  }
+
+  Status Listen(const ServerOptions& options, const Clock& clock) {
+    internal::ListenerOptions lo;
+    lo.address = options.address;
+    lo.port = options.port;
+    lo.io_threads = options.io_threads > 0 ? options.io_threads
+                                           : std::max(1u, std::thread::hardware_concurrency());
+    // Frames a little over the protocol limit still reach the handler, which
+    // answers too_large before closing; beyond twice the limit the library
+    // closes the connection by itself (1009) without reading the frame.
+    lo.max_message_bytes = options.max_frame_bytes * 2;
+    lo.idle_timeout = options.idle_timeout;
+    Result<std::unique_ptr<internal::Listener>> listener =
+        internal::Listener::Start(lo, handler_, clock);
+    if (!listener.ok()) return listener.status();
+    listener_ = std::move(*listener);
+    handler_.set_connection_counter([this] { return listener_->connections(); });
+    return Status::Ok();
+  }
+
+  uint16_t port() const { return listener_->port(); }
+
+  Status Stop() {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    if (stopped_) return stop_status_;
+    stopped_ = true;
+    listener_->StopAccepting();
+    // Replies of writes still committing go out before the connections close.
+    stop_status_ = committer_.Flush();
+    listener_->Shutdown(std::chrono::seconds(2));
+    StopSweeper();
+    committer_.Stop();
+    return stop_status_;
+  }
+
+ private:
+  const ServerOptions options_;
+  internal::DocumentCache cache_;
+  internal::Committer committer_;
+  internal::RequestHandler handler_;
+  std::unique_ptr<internal::Listener> listener_;
+  std::mutex stop_mu_;
+  bool stopped_ = false;  // guarded by stop_mu_
+  Status stop_status_;    // guarded by stop_mu_
+  std::thread sweeper_;
+  std::mutex sweep_mu_;
+  std::condition_variable sweep_cv_;
+  bool sweep_stop_ = false;  // guarded by sweep_mu_
+};
+
+Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, store::Store& store,
+                                              const Clock& clock) {
+  SKIFF_RETURN_IF_ERROR(ValidateOptions(options));
+  auto impl = std::make_unique<Impl>(options, store, clock);
+  SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock));
+  impl->StartSweeper();
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() { (void)Stop(); }
+
+uint16_t Server::port() const { return impl_->port(); }
+
+Status Server::Stop() { return impl_->Stop(); }
+
+}  // namespace skiff::server

@@ -1,0 +1,48 @@
+// Server: a running Skiff server (WebSocket listener, sessions, documents,
+// group commit) over a Store the caller owns.
+//
+// Start it in-process from tests and benchmarks, or through skiffd. Start,
+// port, Stop and the destructor are thread-safe; Stop may be called from any
+// thread but not from a request handler.
+#ifndef SKIFF_SERVER_SERVER_H_
+#define SKIFF_SERVER_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "server/server_options.h"
+#include "store/store.h"
+
+namespace skiff::server {
+
+class Server {
+ public:
+  // Binds and starts serving. `store` and `clock` must outlive the server.
+  // unavailable when the address cannot be bound; bad_request for invalid
+  // options.
+  static Result<std::unique_ptr<Server>> Start(const ServerOptions& options, store::Store& store,
+                                               const Clock& clock);
+
+  ~Server();  // Stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The bound port (the ephemeral one when options.port was 0).
+  uint16_t port() const;
+
+  // Graceful shutdown: stops accepting, writes every applied change to the
+  // store, closes connections (going away) and joins the threads. Returns
+  // the store's error when the final flush failed. Idempotent.
+  Status Stop();
+
+ private:
+  class Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skiff::server
+
+#endif  // SKIFF_SERVER_SERVER_H_

@@ -1,0 +1,58 @@
+// ServerOptions: every setting of a Skiff server, with its default.
+//
+// skiffd fills it from flags, the environment and a config file; tests and
+// benchmarks fill it directly. A plain value; thread-compatible.
+#ifndef SKIFF_SERVER_SERVER_OPTIONS_H_
+#define SKIFF_SERVER_SERVER_OPTIONS_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace skiff::server {
+
+enum class Durability {
+  // A write is acknowledged after the store transaction holding it committed.
+  kCommit,
+  // A write is acknowledged once applied in memory and reaches the store
+  // within `flush_interval`; a crash may lose that window.
+  kMemory,
+};
+
+std::string_view DurabilityName(Durability d);
+// "commit" or "memory"; nullopt otherwise.
+std::optional<Durability> DurabilityFromName(std::string_view name);
+
+struct ServerOptions {
+  // Address to listen on; 127.0.0.1 keeps the server off the network.
+  std::string address = "127.0.0.1";
+  // 0 picks a free ephemeral port (Server::port() reports it).
+  uint16_t port = 7420;
+  // Threads running the I/O loop; 0 means one per hardware core.
+  size_t io_threads = 0;
+  // Used by skiffd only: in-process users pass their own Store.
+  std::string store_url = "sqlite:./skiff.db";
+  Durability durability = Durability::kCommit;
+  // Upper bound on how long a write stays only in memory (memory durability).
+  std::chrono::milliseconds flush_interval{100};
+  // A text frame larger than this gets too_large and the connection is closed.
+  size_t max_frame_bytes = 16 * 1024 * 1024;
+  // Writes of one connection waiting for their commit; more get overloaded
+  // (requests answered at once are not limited).
+  size_t max_in_flight = 1024;
+  // A connection that sends nothing for this long is closed (0 = never).
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(10)};
+  // Memory tiers: idle time before a document is packed, then evicted from
+  // memory (0 = never).
+  std::chrono::milliseconds pack_after{std::chrono::seconds(120)};
+  std::chrono::milliseconds evict_after{std::chrono::seconds(900)};
+  // Nesting limit for request JSON (documents nest one level less).
+  size_t max_depth = 64;
+};
+
+}  // namespace skiff::server
+
+#endif  // SKIFF_SERVER_SERVER_OPTIONS_H_

@@ -1,0 +1,127 @@
+#include "server/internal/committer.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "store/store.h"
+
+namespace skiff::server::internal {
+namespace {
+
+// Fails the next `failures` writes, and can hold writes until released.
+class FaultyStore : public store::StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  Status Write(const store::WriteBatch& batch) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return open_; });
+    ++writes_;
+    if (failures_ > 0) {
+      --failures_;
+      return Unavailable("disk on fire");
+    }
+    lock.unlock();
+    return StoreWrapper::Write(batch);
+  }
+  void Hold(bool hold) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = !hold;
+    cv_.notify_all();
+  }
+  void FailNext(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failures_ = n;
+  }
+  int writes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return writes_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;  // guarded by mu_
+  int failures_ = 0;  // guarded by mu_
+  int writes_ = 0;    // guarded by mu_
+};
+
+class CommitterTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<store::Store> memory_ = store::NewMemoryStore();
+  FaultyStore store_{*memory_};
+};
+
+TEST_F(CommitterTest, WritesQueuedDuringACommitShareTheNext) {
+  Committer committer(store_, Durability::kCommit, std::chrono::milliseconds(100));
+  store_.Hold(true);
+  std::vector<std::future<Status>> done;
+  auto write = [&](const std::string& key, std::optional<std::string> value) {
+    auto p = std::make_shared<std::promise<Status>>();
+    done.push_back(p->get_future());
+    committer.Write("t", key, std::move(value), [p](const Status& s) { p->set_value(s); });
+  };
+  write("first", "1");
+  for (int i = 0; i < 50; ++i) write("k" + std::to_string(i % 5), std::to_string(i));
+  write("first", std::nullopt);
+  store_.Hold(false);
+  for (auto& f : done) EXPECT_TRUE(f.get().ok());
+  // The first write may have gone alone; the 51 behind it went together.
+  EXPECT_LE(store_.writes(), 2);
+  EXPECT_FALSE(memory_->Get("t", "first")->has_value());
+  EXPECT_EQ(**memory_->Get("t", "k4"), "49");  // the last write of a key wins
+  EXPECT_TRUE(committer.Flush().ok());
+  EXPECT_EQ(committer.counters().writes, 52u);
+}
+
+TEST_F(CommitterTest, CommitFailureFailsEveryWriteOfTheTransaction) {
+  Committer committer(store_, Durability::kCommit, std::chrono::milliseconds(100));
+  store_.Hold(true);
+  store_.FailNext(1);
+  std::promise<Status> a;
+  std::promise<Status> b;
+  committer.Write("t", "a", "1", [&](const Status& s) { a.set_value(s); });
+  committer.Write("t", "b", "2", [&](const Status& s) { b.set_value(s); });
+  store_.Hold(false);
+  EXPECT_EQ(a.get_future().get().code(), StatusCode::kUnavailable);
+  // b went with a or alone after it; either way its fate is reported.
+  Status sb = b.get_future().get();
+  EXPECT_EQ(memory_->Get("t", "b")->has_value(), sb.ok());
+  EXPECT_FALSE(memory_->Get("t", "a")->has_value());
+  // Counters move once the attempt is complete, which Flush waits for.
+  (void)committer.Flush();
+  EXPECT_GE(committer.counters().failures, 1u);
+}
+
+TEST_F(CommitterTest, MemoryModeRetriesAFailedFlush) {
+  Committer committer(store_, Durability::kMemory, std::chrono::milliseconds(5));
+  store_.FailNext(2);
+  std::atomic<int> done{0};
+  committer.Write("t", "a", "1", [&](const Status& s) { done += s.ok() ? 1 : 100; });
+  committer.Write("t", "b", "2", nullptr);
+  // Flush reports failures until an attempt succeeds; bounded attempts.
+  Status s;
+  for (int i = 0; i < 100; ++i) {
+    s = committer.Flush();
+    if (s.ok()) break;
+  }
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(**memory_->Get("t", "a"), "1");
+  EXPECT_EQ(**memory_->Get("t", "b"), "2");
+  EXPECT_EQ(done.load(), 1);  // told once, after the write finally landed
+}
+
+TEST_F(CommitterTest, StopWritesWhatIsQueued) {
+  {
+    Committer committer(store_, Durability::kMemory, std::chrono::hours(1));
+    committer.Write("t", "a", "1", nullptr);
+  }
+  EXPECT_EQ(**memory_->Get("t", "a"), "1");
+}
+
+}  // namespace
+}  // namespace skiff::server::internal

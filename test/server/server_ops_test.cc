@@ -1,0 +1,225 @@
+// Every v1 op through the real stack: client -> WebSocket -> server ->
+// SQLite file, plus pipelining, per-key order under contention and
+// persistence across a restart.
+#include <atomic>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test/server/raw_socket.h"
+#include "test/server/server_fixture.h"
+
+namespace skiff::testing {
+namespace {
+
+using doc::Value;
+
+class ServerOpsTest : public ServerFixture {};
+
+TEST_F(ServerOpsTest, PingAndEchoWorkBeforeLogin) {
+  client::ClientOptions o = ClientOptionsFor("", "");
+  client::Client& anon = Connect(o);
+  EXPECT_TRUE(anon.Ping().ok());
+  Value data = {{"a", {1, 2, "three"}}, {"b", nullptr}};
+  auto echoed = anon.Echo(data);
+  ASSERT_TRUE(echoed.ok()) << echoed.status();
+  EXPECT_EQ(*echoed, data);
+}
+
+TEST_F(ServerOpsTest, SetGetHasDelete) {
+  client::Client& c = Alice();
+  auto missing = c.Get("t", "k");
+  ASSERT_TRUE(missing.ok()) << missing.status();
+  EXPECT_FALSE(missing->has_value());
+  EXPECT_FALSE(*c.Has("t", "k"));
+
+  Value v = {{"name", "skiff"}, {"n", 3}};
+  ASSERT_TRUE(c.Set("t", "k", v).ok());
+  auto got = c.Get("t", "k");
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, v);
+  EXPECT_TRUE(*c.Has("t", "k"));
+
+  auto deleted = c.Delete("t", "k");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_TRUE(*deleted);
+  EXPECT_FALSE(*c.Delete("t", "k"));
+  EXPECT_FALSE(c.Get("t", "k")->has_value());
+  // The delete reached the store, not only memory.
+  auto stored = store_->Get("t", "k");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_FALSE(stored->has_value());
+}
+
+TEST_F(ServerOpsTest, AddCreatesPathAndSums) {
+  client::Client& c = Alice();
+  auto first = c.Add("counters", "c1", {"a", "b"}, 5);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(*first, 5);
+  EXPECT_EQ(*c.Add("counters", "c1", {"a", "b"}, -2), 3);
+  EXPECT_EQ(c.Add("counters", "c1", {}, 1).status().code(), StatusCode::kTypeMismatch);
+  auto doc = c.Get("counters", "c1");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(**doc, (Value{{"a", {{"b", 3}}}}));
+  auto whole = c.Add("counters", "plain", {}, 2.5);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(*whole, 2.5);
+}
+
+TEST_F(ServerOpsTest, MergeFollowsRfc7386) {
+  client::Client& c = Alice();
+  ASSERT_TRUE(c.Set("t", "m", {{"a", 1}, {"b", {{"c", 2}, {"d", 3}}}}).ok());
+  ASSERT_TRUE(c.Merge("t", "m", {{"a", nullptr}, {"b", {{"c", 20}}}, {"e", "new"}}).ok());
+  EXPECT_EQ(**c.Get("t", "m"), (Value{{"b", {{"c", 20}, {"d", 3}}}, {"e", "new"}}));
+  // Merging into a missing document starts from nothing.
+  ASSERT_TRUE(c.Merge("t", "fresh", {{"x", 1}}).ok());
+  EXPECT_EQ(**c.Get("t", "fresh"), (Value{{"x", 1}}));
+}
+
+TEST_F(ServerOpsTest, AllPagesInKeyOrder) {
+  client::Client& c = Alice();
+  for (int i = 0; i < 25; ++i) {
+    char key[8];
+    std::snprintf(key, sizeof key, "k%02d", i);
+    ASSERT_TRUE(c.Set("paged", key, i).ok());
+  }
+  std::vector<std::string> keys;
+  std::string after;
+  for (int pages = 0; pages < 10; ++pages) {
+    auto page = c.All("paged", after, 10);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const auto& item : page->items) {
+      EXPECT_EQ(item.value, std::stoi(item.key.substr(1)));
+      keys.push_back(item.key);
+    }
+    if (!page->next) break;
+    after = *page->next;
+  }
+  ASSERT_EQ(keys.size(), 25u);
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  auto empty = c.All("nothing-here");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->items.empty());
+  EXPECT_FALSE(empty->next.has_value());
+}
+
+TEST_F(ServerOpsTest, StatsReportsTiersConnectionsSessions) {
+  client::Client& c = Alice();
+  ASSERT_TRUE(c.Set("t", "k", "v").ok());
+  auto stats = c.Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_GE((*stats)["tiers"]["hot"]["documents"].get<int>(), 1);
+  EXPECT_GT((*stats)["tiers"]["hot"]["bytes"].get<int>(), 0);
+  EXPECT_GE((*stats)["connections"].get<int>(), 1);
+  EXPECT_GE((*stats)["sessions"].get<int>(), 1);
+}
+
+TEST_F(ServerOpsTest, LogoutEndsTheSession) {
+  client::ClientOptions o = ClientOptionsFor("", "");
+  client::Client& c = Connect(o);
+  auto login = c.CallSync({{"op", "login"}, {"user", "alice"}, {"secret", alice_secret_}});
+  ASSERT_TRUE(login.ok()) << login.status();
+  EXPECT_TRUE(c.Has("t", "k").ok());
+  ASSERT_TRUE(c.CallSync({{"op", "logout"}}).ok());
+  EXPECT_EQ(c.Has("t", "k").status().code(), StatusCode::kUnauthorized);
+}
+
+TEST_F(ServerOpsTest, PipelinedRepliesMatchTheirRequests) {
+  client::Client& c = Alice(1, 256);
+  constexpr int kRequests = 2000;
+  std::vector<std::future<client::Reply>> replies;
+  replies.reserve(kRequests);
+  for (int i = 0; i < kRequests; ++i) {
+    replies.push_back(c.Call({{"op", "echo"}, {"data", i}}));
+  }
+  for (int i = 0; i < kRequests; ++i) {
+    client::Reply r = replies[i].get();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ((*r)["data"], i);
+  }
+}
+
+TEST_F(ServerOpsTest, ContendedAddsOnOneKeyLoseNothing) {
+  constexpr int kConnections = 16;
+  constexpr int kAddsEach = 2000;
+  client::Client& c = Alice(kConnections, 32);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      // Each thread keeps a window of adds in flight across the pool.
+      std::vector<std::future<client::Reply>> window;
+      for (int i = 0; i < kConnections * kAddsEach / 4; ++i) {
+        window.push_back(c.Call(
+            {{"op", "add"}, {"table", "hot"}, {"key", "counter"}, {"path", {"n"}}, {"delta", 1}}));
+        if (window.size() == 128) {
+          for (auto& f : window) failures += f.get().ok() ? 0 : 1;
+          window.clear();
+        }
+      }
+      for (auto& f : window) failures += f.get().ok() ? 0 : 1;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto value = c.Get("hot", "counter");
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ((**value)["n"], kConnections * kAddsEach);
+  // And the store holds the same number (commit durability).
+  auto stored = store_->Get("hot", "counter");
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ(Value::parse(**stored)["n"], kConnections * kAddsEach);
+}
+
+TEST_F(ServerOpsTest, DataSurvivesARestartOnTheSameFile) {
+  {
+    client::Client& c = Alice();
+    ASSERT_TRUE(c.Set("keep", "a", {{"x", 1}}).ok());
+    ASSERT_TRUE(c.Add("keep", "n", {}, 41).ok());
+    ASSERT_TRUE(c.Add("keep", "n", {}, 1).ok());
+    ASSERT_TRUE(c.Set("keep", "gone", 1).ok());
+    ASSERT_TRUE(c.Delete("keep", "gone").ok());
+  }
+  clients_.clear();
+  StopServer();
+  store_.reset();
+  OpenStore();
+  StartServer();
+  client::Client& c = Alice();
+  EXPECT_EQ(**c.Get("keep", "a"), (Value{{"x", 1}}));
+  EXPECT_EQ(**c.Get("keep", "n"), 42);
+  EXPECT_FALSE(c.Get("keep", "gone")->has_value());
+}
+
+TEST_F(ServerOpsTest, MemoryDurabilityFlushesWithinTheInterval) {
+  StopServer();
+  options_.durability = server::Durability::kMemory;
+  options_.flush_interval = std::chrono::milliseconds(20);
+  StartServer();
+  client::Client& c = Alice();
+  ASSERT_TRUE(c.Set("mem", "k", 7).ok());
+  // Stop flushes whatever the interval has not written yet.
+  clients_.clear();
+  StopServer();
+  auto stored = store_->Get("mem", "k");
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ(**stored, "7");
+  StartServer();
+}
+
+TEST_F(ServerOpsTest, IdleConnectionsAreClosed) {
+  StopServer();
+  options_.idle_timeout = std::chrono::milliseconds(50);
+  StartServer();
+  RawSocket raw(server_->port());
+  ASSERT_TRUE(raw.WaitOpen());
+  auto pong = raw.Exchange(R"({"id":1,"op":"ping"})");
+  ASSERT_TRUE(pong.has_value());
+  EXPECT_TRUE(raw.WaitClosed());
+}
+
+}  // namespace
+}  // namespace skiff::testing
