@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/comparison.h"
+#include "compare/merge.h"
 #include "compare/run.h"
 
 namespace skiff::compare {
@@ -233,6 +234,13 @@ TEST(ParseRunTest, HostileInputsFailCleanly) {
                         R"("error_occurred":"yes"}]})",
                         "x")
                    .ok());
+  // Deep values inside an otherwise valid run: refused before any copy could
+  // recurse once per level.
+  const std::string deep = std::string(20000, '[') + std::string(20000, ']');
+  EXPECT_FALSE(
+      ParseRun(R"({"context":{"skiff_counter_kinds":)" + deep + R"(},"benchmarks":[]})", "x").ok());
+  EXPECT_FALSE(ParseRun(R"({"benchmarks":[{"name":"x","deep":)" + deep + "}]}", "x").ok());
+  EXPECT_FALSE(MergeRuns({{"a", R"({"benchmarks":[{"name":"x","deep":)" + deep + "}]}"}}).ok());
   auto empty = ParseRun(R"({"benchmarks":[]})", "x");
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->benchmarks.empty());

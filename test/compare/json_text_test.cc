@@ -29,5 +29,12 @@ TEST(NullNonFiniteNumbersTest, RealOutputWithNaNParses) {
   EXPECT_EQ(b->counters.at("statements_per_write").size(), 5u);
 }
 
+TEST(MaxNestingTest, CountsContainersOutsideStrings) {
+  EXPECT_EQ(MaxNesting("{}"), 1u);
+  EXPECT_EQ(MaxNesting(R"({"a":[{"b":"[[[[{{"}]})"), 3u);
+  EXPECT_EQ(MaxNesting(R"({"a":"\"[["})"), 1u);
+  EXPECT_EQ(MaxNesting("12"), 0u);
+}
+
 }  // namespace
 }  // namespace skiff::compare

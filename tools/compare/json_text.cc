@@ -1,5 +1,6 @@
 #include "compare/json_text.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 
@@ -49,6 +50,31 @@ std::string NullNonFiniteNumbers(std::string_view text) {
     if (!replaced) out += c;
   }
   return out;
+}
+
+size_t MaxNesting(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 }  // namespace skiff::compare

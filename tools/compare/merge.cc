@@ -29,6 +29,9 @@ std::string RunName(const json& row) {
 Status UniteKinds(const json& context, const std::string& label, json* kinds) {
   auto it = context.find("skiff_counter_kinds");
   if (it == context.end()) return Status::Ok();
+  if (it->is_string() && MaxNesting(it->get_ref<const std::string&>()) > kMaxRunNesting) {
+    return BadRequest(label + ": context.skiff_counter_kinds nests too deep");
+  }
   json declared = it->is_string() ? json::parse(it->get<std::string>(), nullptr, false) : *it;
   if (!declared.is_object()) {
     return BadRequest(label + ": context.skiff_counter_kinds is not a JSON object");
@@ -48,6 +51,10 @@ Result<std::string> MergeRuns(const std::vector<MergeInput>& inputs) {
   std::vector<json> docs;
   json kinds = json::object();
   for (const MergeInput& in : inputs) {
+    if (MaxNesting(in.text) > kMaxRunNesting) {
+      return BadRequest(in.label + ": JSON nests deeper than " + std::to_string(kMaxRunNesting) +
+                        " levels; not a benchmark run");
+    }
     json doc = json::parse(NullNonFiniteNumbers(in.text), nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return BadRequest(in.label + ": malformed JSON");
     if (!doc.is_object()) return BadRequest(in.label + ": top level is not an object");

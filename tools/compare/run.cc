@@ -78,7 +78,11 @@ Status ParseKinds(const json& context, std::string_view label, Run* run) {
   if (it->is_string()) {
     // AddCustomContext only stores strings, so the suite writes the object as
     // JSON text.
-    kinds = json::parse(it->get<std::string>(), nullptr, /*allow_exceptions=*/false);
+    const std::string& text = it->get_ref<const std::string&>();
+    if (MaxNesting(text) > kMaxRunNesting) {
+      return BadRequest(std::string(label) + ": context.skiff_counter_kinds nests too deep");
+    }
+    kinds = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (kinds.is_discarded()) {
       return BadRequest(std::string(label) + ": context.skiff_counter_kinds is not valid JSON");
     }
@@ -209,6 +213,10 @@ double NanosPerUnit(std::string_view unit) {
 }
 
 Result<Run> ParseRun(std::string_view text, std::string_view label) {
+  if (MaxNesting(text) > kMaxRunNesting) {
+    return BadRequest(std::string(label) + ": JSON nests deeper than " +
+                      std::to_string(kMaxRunNesting) + " levels; not a benchmark run");
+  }
   json root;
   try {
     root = json::parse(NullNonFiniteNumbers(text));
