@@ -23,6 +23,7 @@
 #include "support/bench_options.h"
 #include "support/bench_registry.h"
 #include "support/counters.h"
+#include "support/flag_hooks.h"
 
 #include "skiff_git_revision.h"
 
@@ -78,6 +79,14 @@ bool ParseOwnFlags(int* argc, char** argv, std::string* out_path, bool* has_min_
       }
       continue;
     }
+    // Flags a family added (support/flag_hooks.h).
+    std::string hook_error;
+    const FlagOutcome hooked = OfferFlag(arg, &hook_error);
+    if (hooked == FlagOutcome::kBad) {
+      std::cerr << hook_error << "\n";
+      return false;
+    }
+    if (hooked == FlagOutcome::kTaken) continue;
     if (arg.rfind("--benchmark_out=", 0) == 0) *out_path = arg.substr(16);
     if (arg.rfind("--benchmark_min_time=", 0) == 0) *has_min_time = true;
     argv[kept++] = argv[i];

@@ -51,6 +51,10 @@ struct ServerOptions {
   std::chrono::milliseconds evict_after{std::chrono::seconds(900)};
   // Nesting limit for request JSON (documents nest one level less).
   size_t max_depth = 64;
+  // Test only, never set in production: acknowledge one `add` in N without
+  // applying it, so a test can prove the benchmark verdict catches a lost
+  // update. 0 = off.
+  uint32_t drop_one_add_in = 0;
 };
 
 }  // namespace skiff::server

@@ -1,6 +1,11 @@
 #include "server/internal/document_cache.h"
 
 #include <functional>
+#include <iterator>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "doc/pack.h"
 
@@ -94,9 +99,17 @@ void DocumentCache::Persisted(std::string_view table, std::string_view key, bool
 
 void DocumentCache::Sweep(std::chrono::nanoseconds pack_after,
                           std::chrono::nanoseconds evict_after) {
+  uint64_t released = 0;  // JSON text bytes of the trees freed by this pass
+  // What this pass frees is freed only after its last allocation. glibc's
+  // per-thread cache hands a chunk freed by this thread to its next
+  // allocation of that size, so freeing trees while packing would put the
+  // packed bytes and new entries back into the trees' pages and pin them.
+  std::vector<doc::Value> freed_trees;
+  std::vector<DocumentMap::node_type> freed_entries;
   for (const std::unique_ptr<Shard>& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard->mu);
     Clock::TimePoint now = clock_.Now();
+    std::vector<DocumentMap::iterator> packed_now;
     for (auto it = shard->docs.begin(); it != shard->docs.end();) {
       CachedDocument& doc = it->second;
       auto idle = now - doc.last_used;
@@ -109,19 +122,66 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after,
           CountHot(doc, -1);
         }
         if (doc.exists) evictions_.fetch_add(1, std::memory_order_relaxed);
-        it = shard->docs.erase(it);
+        released += doc.packed ? doc.packed->size() : doc.bytes;
+        auto next = std::next(it);
+        freed_entries.push_back(shard->docs.extract(it));
+        it = next;
         continue;
       }
       if (settled && doc.exists && !doc.packed && pack_after.count() > 0 && idle >= pack_after) {
         CountHot(doc, -1);
         doc.packed = doc::Pack(doc.value);
+        freed_trees.push_back(std::move(doc.value));
         doc.value = doc::Value();
+        released += doc.bytes;
         packed_documents_.fetch_add(1, std::memory_order_relaxed);
         packed_bytes_.fetch_add(doc.packed->size(), std::memory_order_relaxed);
+        packed_now.push_back(it);
       }
       ++it;
     }
+    Relocate(shard->docs, packed_now, freed_entries);
   }
+  freed_trees.clear();
+  freed_entries.clear();
+  ReleaseFreedMemory(released);
+}
+
+void DocumentCache::Relocate(DocumentMap& docs, const std::vector<DocumentMap::iterator>& entries,
+                             std::vector<DocumentMap::node_type>& old_entries) {
+  // A hot document's tree was allocated next to its map entry (both on the
+  // connection's thread), so the entry would pin a page in the middle of
+  // every freed tree and malloc_trim could return little. Re-creating the
+  // entry here puts it, with the packed bytes, among this thread's
+  // allocations and leaves the tree's pages wholly free. The key is copied,
+  // not moved: moving would keep its old heap buffer.
+  const size_t first = old_entries.size();
+  // Extracting invalidates only the extracted entry; inserting comes after,
+  // since it may rehash (it does not: the count never exceeds the one
+  // before).
+  for (DocumentMap::iterator it : entries) old_entries.push_back(docs.extract(it));
+  for (size_t i = first; i < old_entries.size(); ++i) {
+    DocumentMap::node_type& node = old_entries[i];
+    docs.emplace(std::string(node.key()), std::move(node.mapped()));
+  }
+}
+
+void DocumentCache::ReleaseFreedMemory(uint64_t released_json_bytes) {
+  // glibc keeps freed chunks for reuse and returns only the top of a heap to
+  // the system, so the pages of trees freed in the middle of the heap would
+  // stay resident for good: after packing, the resident set would not fall.
+  // malloc_trim hands every whole free page of every arena back. It walks
+  // the free lists under the arena locks, so it runs only once a few MiB of
+  // trees (about 7 heap bytes per JSON byte) have been freed since the last.
+  constexpr uint64_t kTrimAfterJsonBytes = 1 << 20;
+  const uint64_t pending =
+      released_since_trim_.fetch_add(released_json_bytes, std::memory_order_relaxed) +
+      released_json_bytes;
+  if (pending < kTrimAfterJsonBytes) return;
+  released_since_trim_.store(0, std::memory_order_relaxed);
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 TierStats DocumentCache::stats() const {

@@ -11,7 +11,9 @@
 // Tiers: a document is hot (parsed) while used; Sweep() packs one idle for
 // `pack_after` into compact bytes (doc::Pack) and drops one idle for
 // `evict_after` from memory once the store holds its last write; With()
-// brings either back. Time comes from the Clock given.
+// brings either back. Time comes from the Clock given. After a sweep has
+// freed a few MiB of parsed trees, the freed pages go back to the system
+// (malloc_trim), so the resident set follows the tiers down.
 // All methods are thread-safe.
 #ifndef SKIFF_SERVER_INTERNAL_DOCUMENT_CACHE_H_
 #define SKIFF_SERVER_INTERNAL_DOCUMENT_CACHE_H_
@@ -103,9 +105,10 @@ class DocumentCache {
   TierStats stats() const;
 
  private:
+  using DocumentMap = std::unordered_map<std::string, CachedDocument>;
   struct Shard {
     std::mutex mu;
-    std::unordered_map<std::string, CachedDocument> docs;  // guarded by mu
+    DocumentMap docs;  // guarded by mu
   };
 
   static std::string Id(std::string_view table, std::string_view key);
@@ -113,6 +116,14 @@ class DocumentCache {
   Result<CachedDocument> Load(std::string_view table, std::string_view key);
   Status Unpack(CachedDocument& doc);
   void CountHot(const CachedDocument& doc, int sign);
+  // Re-creates the map entries of documents just packed on the calling
+  // thread (see the definition for why), appending the old ones, emptied, to
+  // `old_entries` for the caller to free. Call under the shard's lock.
+  static void Relocate(DocumentMap& docs, const std::vector<DocumentMap::iterator>& entries,
+                       std::vector<DocumentMap::node_type>& old_entries);
+  // Returns the memory of freed documents to the system once enough has
+  // been freed; see the definition for why.
+  void ReleaseFreedMemory(uint64_t released_json_bytes);
 
   store::Store& store_;
   const Clock& clock_;
@@ -122,6 +133,7 @@ class DocumentCache {
   std::atomic<uint64_t> packed_documents_{0};
   std::atomic<uint64_t> packed_bytes_{0};
   std::atomic<uint64_t> evictions_{0};
+  std::atomic<uint64_t> released_since_trim_{0};  // JSON bytes freed since malloc_trim
 };
 
 }  // namespace skiff::server::internal

@@ -229,6 +229,12 @@ Status RequestHandler::Delete(const std::shared_ptr<Connection>& conn, const Req
 }
 
 Status RequestHandler::Add(const std::shared_ptr<Connection>& conn, const Request& r) {
+  // Test only (ServerOptions::drop_one_add_in): acknowledge without applying.
+  if (const uint32_t n = options_.drop_one_add_in;
+      n > 0 && adds_seen_.fetch_add(1, std::memory_order_relaxed) % n == n - 1) {
+    conn->Send(EncodeOkRaw(r.id, "value", r.value.dump()));
+    return Status::Ok();
+  }
   Status result;
   std::string reply;
   SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {

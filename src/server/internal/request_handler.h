@@ -69,6 +69,7 @@ class RequestHandler final : public ListenerHandler {
   Committer& committer_;
   std::function<size_t()> connection_counter_;
   std::atomic<size_t> sessions_{0};
+  std::atomic<uint64_t> adds_seen_{0};  // for options_.drop_one_add_in
 };
 
 }  // namespace skiff::server::internal

@@ -1,0 +1,297 @@
+// The key-value family of the end-to-end suite: single-key reads, writes on
+// unique keys, payload sizes, a mixed pipelined load, scans and a burst
+// after idle, through a real server over a real WebSocket (support/stack.h)
+// on each store. Every case checks what it did: reads are compared with
+// what was written, acknowledged writes are read back after the run.
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "support/bench_registry.h"
+#include "support/counters.h"
+#include "support/kv_workloads.h"
+#include "support/scenario.h"
+
+namespace skiff::bench {
+namespace {
+
+// Acknowledged writes read back after a write scenario (evenly spread).
+constexpr size_t kReadBackSample = 10'000;
+
+// The same request again and again; every reply must say what `check` says.
+class Repeat final : public Workload {
+ public:
+  Repeat(std::string body, std::function<std::string(const ReplyView&)> check)
+      : body_(std::move(body)), check_(std::move(check)) {}
+  bool Next(size_t, size_t, std::string& body) override {
+    body += body_;
+    return true;
+  }
+  std::string Check(size_t, size_t, const ReplyView& reply) override { return check_(reply); }
+
+ private:
+  const std::string body_;
+  const std::function<std::string(const ReplyView&)> check_;
+};
+
+void HotRead(ScenarioContext& ctx, const char* op, size_t connections, size_t pipeline,
+             uint64_t standard_ops) {
+  const std::string table = ctx.stack().FreshTable("hot");
+  const std::string value = PayloadValue(1, 200);
+  auto driver = ctx.Pool(connections, pipeline);
+  if (!driver) return;
+  std::string set;
+  AppendKeyOp(set, "set", table, "hot");
+  set += ",\"value\":" + value;
+  if (!ctx.CallOk(*driver, set, "preload")) return;
+  std::string body;
+  AppendKeyOp(body, op, table, "hot");
+  const bool is_get = std::string_view(op) == "get";
+  Repeat reads(body, [&](const ReplyView& reply) -> std::string {
+    if (ReplyMember(reply.text, "found") != "true") return "the hot key was not found";
+    if (is_get && !SameJson(LastReplyMember(reply.text, "value"), value)) {
+      return "the hot key's value differs from what was written";
+    }
+    return {};
+  });
+  ctx.Measure(*driver, reads, ctx.Ops(standard_ops));
+}
+
+// Writes on unique keys, then reads a sample of the acknowledged ones back.
+void Writes(ScenarioContext& ctx, const std::string& stem, size_t connections, size_t pipeline,
+            uint64_t standard_ops, std::chrono::milliseconds idle_first = {}) {
+  const std::string table = ctx.stack().FreshTable(stem);
+  auto driver = ctx.Pool(connections, pipeline);
+  if (!driver) return;
+  UniqueSets sets(table, SmallValue);
+  if (idle_first.count() > 0) std::this_thread::sleep_for(idle_first);
+  const RunResult& run = ctx.Measure(*driver, sets, ctx.Ops(standard_ops));
+  if (sets.acked() + run.error_count() != run.ops) ctx.Fail("acknowledged writes do not add up");
+  ReadBack back(table, sets.SampleAcked(kReadBackSample), SmallValue);
+  if (!ctx.Untimed(*driver, back, "read-back")) return;
+  SetInfo(ctx.state(), "read_back", double(back.verified()));
+}
+
+// set(key i) then get(key i) on every slot, each read compared with the write.
+class SetThenGet final : public Workload {
+ public:
+  SetThenGet(std::string table, size_t bytes) : table_(std::move(table)), bytes_(bytes) {}
+  bool Next(size_t conn, size_t slot, std::string& body) override {
+    EnsureSlot(key_, conn, slot);
+    EnsureSlot(phase_, conn, slot);
+    if (phase_[conn][slot] == 0) {
+      key_[conn][slot] = next_++;
+      const uint64_t i = key_[conn][slot];
+      AppendKeyOp(body, "set", table_, KeyFor(i));
+      body += ",\"value\":";
+      body += PayloadValue(i, bytes_);
+    } else {
+      AppendKeyOp(body, "get", table_, KeyFor(key_[conn][slot]));
+    }
+    return true;
+  }
+  std::string Check(size_t conn, size_t slot, const ReplyView& reply) override {
+    uint64_t& phase = phase_[conn][slot];
+    const uint64_t i = key_[conn][slot];
+    phase ^= 1;
+    if (phase == 1) return {};  // the set was acknowledged; its get comes next
+    ++reads_;
+    if (ReplyMember(reply.text, "found") != "true") return "written " + KeyFor(i) + " not found";
+    const std::string_view got = LastReplyMember(reply.text, "value");
+    bytes_read_ += got.size();
+    if (!SameJson(got, PayloadValue(i, bytes_))) return "read of " + KeyFor(i) + " differs";
+    return {};
+  }
+  void Failed(size_t conn, size_t slot, bool) override { phase_[conn][slot] = 0; }
+  uint64_t reads() const { return reads_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  const std::string table_;
+  const size_t bytes_;
+  uint64_t next_ = 0;
+  uint64_t reads_ = 0;
+  uint64_t bytes_read_ = 0;
+  std::vector<std::vector<uint64_t>> key_;
+  std::vector<std::vector<uint64_t>> phase_;
+};
+
+void Payload(ScenarioContext& ctx, size_t bytes, uint64_t standard_ops) {
+  auto driver = ctx.Pool(1, 1);
+  if (!driver) return;
+  SetThenGet work(ctx.stack().FreshTable("payload"), bytes);
+  ctx.Measure(*driver, work, ctx.Ops(standard_ops));
+  if (work.reads() == 0) return ctx.Fail("no write was read back");
+  SetDeterministic(ctx.state(), "value_bytes", double(work.bytes_read()) / double(work.reads()));
+}
+
+// Per slot, a chain on its own key: set, get, has, add, get, delete, has.
+// Each step checks the reply against what the chain did before, so every
+// read is compared with what was written even with 512 requests in flight.
+class MixedChain final : public Workload {
+ public:
+  explicit MixedChain(std::string table) : table_(std::move(table)) {}
+  static constexpr int kSteps = 7;
+
+  bool Next(size_t conn, size_t slot, std::string& body) override {
+    EnsureSlot(key_, conn, slot);
+    EnsureSlot(step_, conn, slot);
+    uint64_t& step = step_[conn][slot];
+    if (step == 0) key_[conn][slot] = next_++;
+    const std::string key = KeyFor(key_[conn][slot]);
+    const uint64_t i = key_[conn][slot];
+    switch (step) {
+      case 0:
+        AppendKeyOp(body, "set", table_, key);
+        body += ",\"value\":" + SmallValue(i);
+        break;
+      case 1:
+      case 4:
+        AppendKeyOp(body, "get", table_, key);
+        break;
+      case 2:
+      case 6:
+        AppendKeyOp(body, "has", table_, key);
+        break;
+      case 3:
+        AppendKeyOp(body, "add", table_, key);
+        body += ",\"path\":[\"c\"],\"delta\":1";
+        break;
+      case 5:
+        AppendKeyOp(body, "delete", table_, key);
+        break;
+    }
+    return true;
+  }
+
+  std::string Check(size_t conn, size_t slot, const ReplyView& reply) override {
+    uint64_t& step = step_[conn][slot];
+    const uint64_t i = key_[conn][slot];
+    const uint64_t done = step;
+    step = (step + 1) % kSteps;
+    const std::string_view found = ReplyMember(reply.text, "found");
+    switch (done) {
+      case 1:
+        return found == "true" && SameJson(LastReplyMember(reply.text, "value"), SmallValue(i))
+                   ? ""
+                   : "get after set of " + KeyFor(i) + " differs";
+      case 2:
+        return found == "true" ? "" : "has after set of " + KeyFor(i) + " said false";
+      case 3:
+        return ReplyMember(reply.text, "value") == "1" ? "" : "add on " + KeyFor(i) + " not 1";
+      case 4: {
+        const std::string want =
+            "{\"c\":1,\"n\":" + std::to_string(i) + ",\"s\":\"v" + std::to_string(i) + "\"}";
+        return found == "true" && SameJson(LastReplyMember(reply.text, "value"), want)
+                   ? ""
+                   : "get after add of " + KeyFor(i) + " differs";
+      }
+      case 5:
+        return found == "true" ? "" : "delete of " + KeyFor(i) + " found nothing";
+      case 6:
+        ++chains_;
+        return found == "false" ? "" : "has after delete of " + KeyFor(i) + " said true";
+    }
+    return {};
+  }
+  // A failed step leaves the key's state unknown: start a new chain.
+  void Failed(size_t conn, size_t slot, bool) override { step_[conn][slot] = 0; }
+  uint64_t chains() const { return chains_; }
+
+ private:
+  const std::string table_;
+  uint64_t next_ = 0;
+  uint64_t chains_ = 0;
+  std::vector<std::vector<uint64_t>> key_;
+  std::vector<std::vector<uint64_t>> step_;
+};
+
+void Mixed(ScenarioContext& ctx) {
+  auto driver = ctx.Pool();
+  if (!driver) return;
+  MixedChain chains(ctx.stack().FreshTable("mixed"));
+  ctx.Measure(*driver, chains, ctx.Ops(400'000));
+  if (chains.chains() == 0) ctx.Fail("no chain of operations completed");
+  SetInfo(ctx.state(), "chains", double(chains.chains()));
+}
+
+void Scan(ScenarioContext& ctx) {
+  constexpr uint64_t kRows = 10'000;  // the protocol's largest page
+  const std::string table = ctx.stack().FreshTable("scan");
+  auto driver = ctx.Pool();
+  if (!driver) return;
+  UniqueSets preload(table, SmallValue);
+  RunLimits preload_limits;
+  preload_limits.max_ops = kRows;
+  preload_limits.cap = std::chrono::seconds(600);
+  RunResult loaded = driver->Run(preload, preload_limits);
+  if (loaded.error_count() > 0 || preload.acked() != kRows) {
+    return ctx.Fail("preload: " + loaded.first_error);
+  }
+  std::string expected = "[";
+  for (uint64_t i = 0; i < kRows; ++i) {
+    expected += i == 0 ? "{\"key\":" : ",{\"key\":";
+    AppendJsonString(expected, KeyFor(i));
+    expected += ",\"value\":" + SmallValue(i) + "}";
+  }
+  expected += "],\"next\":null";
+  std::string body = "\"op\":\"all\",\"table\":";
+  AppendJsonString(body, table);
+  body += ",\"limit\":" + std::to_string(kRows);
+  uint64_t rows_seen = 0, scans = 0;
+  Repeat scan(body, [&](const ReplyView& reply) -> std::string {
+    const std::string_view items = LastReplyMember(reply.text, "items");
+    if (!SameJson(items, expected)) return "a scan did not return exactly the preloaded rows";
+    ++scans;
+    // Rows counted in the reply (one "key" member each), not assumed.
+    for (size_t at = items.find("{\"key\":"); at != std::string_view::npos;
+         at = items.find("{\"key\":", at + 1)) {
+      ++rows_seen;
+    }
+    return {};
+  });
+  auto one = ctx.Pool(1, 1);
+  if (!one) return;
+  ctx.Measure(*one, scan, ctx.Ops(200));
+  if (scans == 0) return ctx.Fail("no scan completed");
+  SetDeterministic(ctx.state(), "rows_per_scan", double(rows_seen) / double(scans));
+}
+
+const bool kRegistered = AddRegistration([] {
+  RegisterScenario({.name = "get-hot/sequential",
+                    .body = [](ScenarioContext& c) { HotRead(c, "get", 1, 1, 20'000); },
+                    .peer = true});
+  RegisterScenario({.name = "get-hot/pipelined",
+                    .body =
+                        [](ScenarioContext& c) {
+                          HotRead(c, "get", c.options().concurrency, c.options().pipeline, 400'000);
+                        },
+                    .peer = true});
+  RegisterScenario({"has/sequential", [](ScenarioContext& c) { HotRead(c, "has", 1, 1, 20'000); }});
+  RegisterScenario(
+      {"set-small/sequential", [](ScenarioContext& c) { Writes(c, "set_seq", 1, 1, 20'000); }});
+  RegisterScenario({.name = "set-small/pipelined",
+                    .body =
+                        [](ScenarioContext& c) {
+                          Writes(c, "set_pipe", c.options().concurrency, c.options().pipeline,
+                                 400'000);
+                        },
+                    .peer = true});
+  RegisterScenario({"mixed-workload/pipelined", Mixed});
+  RegisterScenario({"payload-1kb/set+get", [](ScenarioContext& c) { Payload(c, 1024, 10'000); }});
+  RegisterScenario(
+      {"payload-64kb/set+get", [](ScenarioContext& c) { Payload(c, 64 * 1024, 2'000); }});
+  RegisterScenario({"payload-512kb/set+get",
+                    [](ScenarioContext& c) { Payload(c, 512 * 1024, 200); }, /*full_only=*/true});
+  RegisterScenario({"all-scan/preloaded", Scan});
+  RegisterScenario({"spike-burst/idle->flood", [](ScenarioContext& c) {
+                      Writes(c, "spike", c.options().concurrency, c.options().pipeline, 200'000,
+                             std::chrono::milliseconds(250));
+                    }});
+});
+
+}  // namespace
+}  // namespace skiff::bench

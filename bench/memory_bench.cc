@@ -1,0 +1,555 @@
+// The memory family: what the memory tiers save, measured on a real skiffd.
+//
+// BM_MemoryTimeline runs one timeline per tier policy against skiffd as a
+// child process on a private SQLite file, sampling the server's resident set
+// (VmRSS) every 250 ms: load N guild documents of about 1 KB, stay idle long
+// enough for packing and eviction to act, read 2,000 random keys, rewrite
+// 10 % of the documents, restart the server, read 2,000 random keys again.
+// Every read is compared with the generated document; one mismatch, missing
+// document or client error fails the run.
+//
+// BM_DocumentForms counts the heap bytes of one document in the hot (parsed)
+// and packed forms with a replaced operator new; BM_Unpack times unpacking a
+// ~1 KB and a ~870 KB document. Everything also goes to memory.json, next to
+// the family's JSON output, for the results page (tools/report).
+//
+// Sizes by profile (documents, pack after, evict after, idle): quick 20,000,
+// 2 s, 4 s, 7 s; standard 50,000, 5 s, 10 s, 14 s; full 200,000, 30 s, 60 s,
+// 80 s. SKIFF_MEMORY_DOCUMENTS, SKIFF_MEMORY_PACK_AFTER_S,
+// SKIFF_MEMORY_EVICT_AFTER_S and SKIFF_MEMORY_IDLE_S override them.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include "client/client.h"
+#include "doc/document.h"
+#include "doc/pack.h"
+#include "server/users.h"
+#include "store/store.h"
+#include "support/bench_options.h"
+#include "support/bench_registry.h"
+#include "support/counters.h"
+#include "support/doc_generator.h"
+#include "support/memory_report.h"
+#include "support/memory_sampler.h"
+#include "support/memory_server.h"
+#include "support/temp_dir.h"
+
+namespace skiff::bench {
+
+// Heap bytes held by live operator-new allocations: the glibc chunk size
+// (usable size plus the 8-byte header) of each. See the replaced operators at
+// the end of this file.
+std::atomic<int64_t> live_heap_bytes{0};
+int64_t ChunkBytes(void* p) { return static_cast<int64_t>(malloc_usable_size(p)) + 8; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::seconds;
+
+constexpr uint64_t kSeed = 1;          // the loaded documents
+constexpr uint64_t kRewriteSeed = 2;   // the 10 % rewritten
+constexpr uint64_t kReadSeed = 3;      // which keys are read after idle
+constexpr uint64_t kReadbackSeed = 4;  // which keys are read after the restart
+constexpr size_t kReads = 2000;
+constexpr size_t kWindow = 256;  // requests in flight from the loader
+constexpr char kTable[] = "guilds";
+constexpr double kMiB = 1024.0 * 1024.0;
+
+struct Scale {
+  size_t documents;
+  int64_t pack_after_s;
+  int64_t evict_after_s;
+  int64_t idle_s;
+};
+
+int64_t EnvOr(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::strtoll(v, nullptr, 10) : fallback;
+}
+
+Scale ScaleForProfile() {
+  Scale s{};
+  switch (Options().profile) {
+    case Profile::kQuick:
+      s = {20'000, 2, 4, 7};
+      break;
+    case Profile::kStandard:
+      s = {50'000, 5, 10, 14};
+      break;
+    case Profile::kFull:
+      s = {200'000, 30, 60, 80};
+      break;
+  }
+  s.documents = static_cast<size_t>(EnvOr("SKIFF_MEMORY_DOCUMENTS", s.documents));
+  s.pack_after_s = EnvOr("SKIFF_MEMORY_PACK_AFTER_S", s.pack_after_s);
+  s.evict_after_s = EnvOr("SKIFF_MEMORY_EVICT_AFTER_S", s.evict_after_s);
+  s.idle_s = EnvOr("SKIFF_MEMORY_IDLE_S", s.idle_s);
+  return s;
+}
+
+// The four tier policies compared.
+struct Policy {
+  const char* name;
+  bool pack;
+  bool evict;
+};
+constexpr Policy kPolicies[] = {
+    {"none", false, false},
+    {"evict", false, true},
+    {"pack", true, false},
+    {"pack_evict", true, true},
+};
+
+support::MemoryReport& Report() {
+  static auto* report = new support::MemoryReport();  // used until exit
+  return *report;
+}
+
+// The document `index` holds after the rewrite step (and before it, when
+// `rewritten` is false).
+doc::Value Expected(uint64_t index, bool rewritten) {
+  const bool was_rewritten = rewritten && index % 10 == 3;
+  return support::GuildDocument(was_rewritten ? kRewriteSeed : kSeed, index);
+}
+
+// Counts of one pipelined batch; callbacks run on the client's I/O thread.
+struct Outcome {
+  std::atomic<uint64_t> done{0};
+  std::atomic<uint64_t> errors{0};
+  std::atomic<uint64_t> mismatches{0};
+  std::mutex mu;
+  std::string first_problem;  // guarded by mu
+
+  void Problem(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (first_problem.empty()) first_problem = what;
+  }
+};
+
+// Sends request(i) for i in [0, count) with at most kWindow in flight, and
+// hands every reply to check(i, reply), which returns an empty string when
+// the reply is right and what is wrong otherwise.
+void Pipelined(client::Client& c, size_t count, const std::function<doc::Value(size_t)>& request,
+               const std::function<std::string(size_t, const client::Reply&)>& check,
+               Outcome& out) {
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t in_flight = 0;  // guarded by mu
+  for (size_t i = 0; i < count; ++i) {
+    doc::Value r = request(i);
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return in_flight < kWindow; });
+      ++in_flight;
+    }
+    c.Call(r, [&, i](client::Reply reply) {
+      if (!reply.ok()) {
+        out.errors.fetch_add(1);
+        out.Problem("request " + std::to_string(i) + ": " + reply.status().ToString());
+      } else if (std::string problem = check(i, reply); !problem.empty()) {
+        out.mismatches.fetch_add(1);
+        out.Problem(problem);
+      }
+      out.done.fetch_add(1);
+      std::lock_guard<std::mutex> lock(mu);
+      --in_flight;
+      cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return in_flight == 0; });
+}
+
+// Reads kReads keys drawn with `seed` and compares each with its document.
+void ReadAndCompare(client::Client& c, size_t documents, uint64_t seed, bool rewritten,
+                    Outcome& out) {
+  support::DocGenerator draw(seed);
+  std::vector<uint64_t> keys(kReads);
+  std::vector<doc::Value> expected(kReads);
+  for (size_t i = 0; i < kReads; ++i) {
+    keys[i] = draw.Below(documents);
+    expected[i] = Expected(keys[i], rewritten);
+  }
+  Pipelined(
+      c, kReads,
+      [&](size_t i) {
+        return doc::Value{{"op", "get"}, {"table", kTable}, {"key", support::GuildKey(keys[i])}};
+      },
+      [&](size_t i, const client::Reply& reply) -> std::string {
+        const doc::Value& r = *reply;
+        if (!r.contains("found") || !r["found"].get<bool>()) {
+          return support::GuildKey(keys[i]) + " not found";
+        }
+        if (r["value"] != expected[i]) return support::GuildKey(keys[i]) + " differs";
+        return "";
+      },
+      out);
+}
+
+doc::Value SetRequest(uint64_t index, uint64_t seed) {
+  return doc::Value{{"op", "set"},
+                    {"table", kTable},
+                    {"key", support::GuildKey(index)},
+                    {"value", support::GuildDocument(seed, index)}};
+}
+
+std::string NoCheck(size_t, const client::Reply&) { return ""; }
+
+// The median of the samples taken in [from, to], in MiB; 0 when none.
+double MedianMiB(const std::vector<support::RssSample>& samples, double from, double to) {
+  std::vector<int64_t> in;
+  for (const support::RssSample& s : samples) {
+    if (s.seconds >= from && s.seconds <= to) in.push_back(s.bytes);
+  }
+  if (in.empty()) return 0;
+  std::nth_element(in.begin(), in.begin() + in.size() / 2, in.end());
+  return static_cast<double>(in[in.size() / 2]) / kMiB;
+}
+
+double PeakMiB(const std::vector<support::RssSample>& samples) {
+  int64_t peak = 0;
+  for (const support::RssSample& s : samples) peak = std::max(peak, s.bytes);
+  return static_cast<double>(peak) / kMiB;
+}
+
+// One policy's timeline. Everything it measured goes to memory.json under
+// timelines.<policy>; failures end the case through SkipWithError.
+class Timeline {
+ public:
+  Timeline(const Policy& policy, const Scale& scale) : policy_(policy), scale_(scale) {}
+
+  // Returns "" on success, else what went wrong.
+  std::string Run() {
+    const std::string url = "sqlite:" + dir_.File("skiff.db");
+    std::string secret;
+    {
+      Result<std::unique_ptr<store::Store>> store = store::OpenStore(url);
+      if (!store.ok()) return "open store: " + store.status().ToString();
+      Result<std::string> created =
+          server::CreateUser(**store, "bench", server::Permissions({"*"}, {"*"}));
+      if (!created.ok()) return "create user: " + created.status().ToString();
+      secret = *created;
+    }
+    flags_ = {"--store=" + url,
+              "--io-threads",
+              "1",
+              "--pack-after-s",
+              std::to_string(policy_.pack ? scale_.pack_after_s : 0),
+              "--evict-after-s",
+              std::to_string(policy_.evict ? scale_.evict_after_s : 0)};
+    support::RssSampler sampler(std::chrono::milliseconds(250));
+    sampler.Mark("start");
+    if (Status st = server_.Start(SKIFFD_PATH, flags_); !st.ok()) return st.ToString();
+    sampler.Watch(server_.pid());
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the empty server's floor
+    client::ClientOptions options;
+    options.user = "bench";
+    options.secret = secret;
+    options.connections = 2;
+    options.max_in_flight = 128;
+    options.request_timeout = std::chrono::seconds(120);
+    options.port = server_.port();
+    std::unique_ptr<client::Client> c;
+    if (std::string e = Connect(options, &c); !e.empty()) return e;
+
+    // Load: durability is commit, so every acknowledged write is committed
+    // and nothing is left to flush before the idle period.
+    const double load_begin = sampler.Elapsed();
+    sampler.Mark("load");
+    const auto load_start = Clock::now();
+    Pipelined(
+        *c, scale_.documents, [](size_t i) { return SetRequest(i, kSeed); }, NoCheck, out_);
+    load_seconds_ = std::chrono::duration<double>(Clock::now() - load_start).count();
+    const double load_end = sampler.Elapsed();
+
+    sampler.Mark("idle");
+    doc::Value tiers = doc::Value::array();
+    const auto idle_end_at = Clock::now() + seconds(scale_.idle_s);
+    while (Clock::now() < idle_end_at) {
+      // stats touches no document, so the server stays idle for the tiers.
+      Result<doc::Value> stats = c->Stats();
+      if (stats.ok() && stats->contains("tiers")) {
+        const doc::Value& t = (*stats)["tiers"];
+        tiers.push_back({{"t", sampler.Elapsed()},
+                         {"hot", t["hot"]["documents"]},
+                         {"packed", t["packed"]["documents"]},
+                         {"packed_bytes", t["packed"]["bytes"]},
+                         {"evicted", t["evicted"]["documents"]}});
+      }
+      std::this_thread::sleep_until(std::min(idle_end_at, Clock::now() + seconds(1)));
+    }
+    const double idle_end = sampler.Elapsed();
+    const doc::Value last_tiers = tiers.empty() ? doc::Value::object() : tiers.back();
+
+    sampler.Mark("read");
+    ReadAndCompare(*c, scale_.documents, kReadSeed, false, out_);
+
+    sampler.Mark("rewrite");
+    const size_t rewrites = scale_.documents / 10;
+    Pipelined(
+        *c, rewrites, [](size_t i) { return SetRequest(i * 10 + 3, kRewriteSeed); }, NoCheck, out_);
+
+    sampler.Mark("restart");
+    c.reset();
+    if (Status st = server_.Stop(); !st.ok()) return "stop: " + st.ToString();
+    sampler.Watch(-1);
+    if (Status st = server_.Start(SKIFFD_PATH, flags_); !st.ok()) return st.ToString();
+    sampler.Watch(server_.pid());
+    options.port = server_.port();
+    if (std::string e = Connect(options, &c); !e.empty()) return e;
+
+    sampler.Mark("readback");
+    ReadAndCompare(*c, scale_.documents, kReadbackSeed, true, out_);
+    c.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    sampler.Stop();
+    (void)server_.Stop();
+
+    const std::vector<support::RssSample> samples = sampler.samples();
+    results_ = {
+        {"documents", scale_.documents},
+        {"pack_after_s", policy_.pack ? scale_.pack_after_s : 0},
+        {"evict_after_s", policy_.evict ? scale_.evict_after_s : 0},
+        {"idle_s", scale_.idle_s},
+        {"load_seconds", load_seconds_},
+        {"rss_empty_mib", MedianMiB(samples, 0, load_begin)},
+        {"rss_after_load_mib", MedianMiB(samples, load_end - 0.3, load_end + 0.3)},
+        {"rss_after_idle_mib", MedianMiB(samples, idle_end - 1.0, idle_end)},
+        {"rss_peak_mib", PeakMiB(samples)},
+        {"rss_end_mib", samples.empty() ? 0.0 : static_cast<double>(samples.back().bytes) / kMiB},
+        {"tiers_after_idle", last_tiers},
+        {"reads_compared", 2 * kReads},
+        {"mismatches", out_.mismatches.load()},
+        {"errors", out_.errors.load()},
+    };
+    doc::Value series = doc::Value::array();
+    for (const support::RssSample& s : samples) {
+      series.push_back({std::round(s.seconds * 1000) / 1000,
+                        std::round(static_cast<double>(s.bytes) / kMiB * 100) / 100});
+    }
+    doc::Value phases = doc::Value::array();
+    for (const support::PhaseMark& p : sampler.phases()) {
+      phases.push_back({{"name", p.name}, {"start", p.start_seconds}, {"end", p.end_seconds}});
+    }
+    doc::Value timeline = results_;
+    timeline["rss_mib"] = std::move(series);
+    timeline["phases"] = std::move(phases);
+    timeline["tiers"] = std::move(tiers);
+    if (Status st = Report().Set("timelines", policy_.name, timeline); !st.ok()) {
+      return st.ToString();
+    }
+    if (out_.errors.load() > 0 || out_.mismatches.load() > 0) {
+      std::lock_guard<std::mutex> lock(out_.mu);
+      return std::to_string(out_.mismatches.load()) + " mismatched reads, " +
+             std::to_string(out_.errors.load()) + " errors; first: " + out_.first_problem;
+    }
+    return "";
+  }
+
+  const doc::Value& results() const { return results_; }
+
+ private:
+  static std::string Connect(const client::ClientOptions& options,
+                             std::unique_ptr<client::Client>* c) {
+    Result<std::unique_ptr<client::Client>> connected = client::Client::Connect(options);
+    if (!connected.ok()) return "connect: " + connected.status().ToString();
+    *c = std::move(*connected);
+    return "";
+  }
+
+  const Policy policy_;
+  const Scale scale_;
+  support::TempDir dir_;
+  support::SkiffdProcess server_;
+  std::vector<std::string> flags_;
+  Outcome out_;
+  double load_seconds_ = 0;
+  doc::Value results_;
+};
+
+void BM_MemoryTimeline(benchmark::State& state, Policy policy) {
+  const Scale scale = ScaleForProfile();
+  std::string problem;
+  doc::Value r;
+  for (auto _ : state) {
+    Timeline timeline(policy, scale);
+    problem = timeline.Run();
+    r = timeline.results();
+  }
+  if (!problem.empty()) {
+    state.SkipWithError(problem.c_str());
+    return;
+  }
+  SetDeterministic(state, "documents", static_cast<double>(scale.documents));
+  SetDeterministic(state, "reads_compared", r["reads_compared"].get<double>());
+  SetDeterministic(state, "mismatches", r["mismatches"].get<double>());
+  SetInfo(state, "rss_after_idle_mib", r["rss_after_idle_mib"].get<double>());
+  SetInfo(state, "rss_after_load_mib", r["rss_after_load_mib"].get<double>());
+  SetInfo(state, "rss_peak_mib", r["rss_peak_mib"].get<double>());
+  SetInfo(state, "load_docs_per_s",
+          static_cast<double>(scale.documents) / std::max(1e-9, r["load_seconds"].get<double>()));
+  const doc::Value& tiers = r["tiers_after_idle"];
+  if (tiers.contains("packed")) {
+    const double packed = tiers["packed"].get<double>();
+    SetInfo(state, "packed_documents_after_idle", packed);
+    SetInfo(state, "hot_documents_after_idle", tiers["hot"].get<double>());
+    if (packed > 0) {
+      SetInfo(state, "server_packed_bytes_per_document",
+              tiers["packed_bytes"].get<double>() / packed);
+    }
+  }
+  state.SetLabel(policy.name);
+}
+
+// Heap bytes per document in each form, counted over 256 seeded guilds.
+void BM_DocumentForms(benchmark::State& state) {
+  constexpr int kCount = 256;
+  std::vector<std::string> texts;
+  for (int i = 0; i < kCount; ++i) texts.push_back(doc::Dump(support::GuildDocument(kSeed, i)));
+  double json_bytes = 0;
+  for (const std::string& t : texts) json_bytes += static_cast<double>(t.size());
+  json_bytes /= kCount;
+  double hot = 0;
+  double packed = 0;
+  double packed_payload = 0;
+  bool round_trips = true;
+  for (auto _ : state) {
+    std::vector<doc::Value> values;
+    values.reserve(kCount);
+    // Parsed the way the server gets a document: from JSON text.
+    const int64_t before_hot = live_heap_bytes.load();
+    for (const std::string& t : texts) values.push_back(*doc::Parse(t));
+    hot = static_cast<double>(live_heap_bytes.load() - before_hot) / kCount + sizeof(doc::Value);
+    std::vector<std::string> packs;
+    packs.reserve(kCount);
+    const int64_t before_packed = live_heap_bytes.load();
+    for (const doc::Value& v : values) packs.push_back(doc::Pack(v));
+    packed =
+        static_cast<double>(live_heap_bytes.load() - before_packed) / kCount + sizeof(std::string);
+    packed_payload = 0;
+    for (const std::string& p : packs) packed_payload += static_cast<double>(p.size());
+    packed_payload /= kCount;
+    for (int i = 0; i < kCount; ++i) {
+      Result<doc::Value> back = doc::Unpack(packs[i]);
+      round_trips = round_trips && back.ok() && *back == values[i];
+    }
+  }
+  if (!round_trips) {
+    state.SkipWithError("a packed document did not unpack to the original");
+    return;
+  }
+  SetDeterministic(state, "json_bytes_per_document", json_bytes);
+  SetDeterministic(state, "hot_bytes_per_document", hot);
+  SetDeterministic(state, "packed_bytes_per_document", packed);
+  SetDeterministic(state, "packed_payload_bytes_per_document", packed_payload);
+  (void)Report().Set("bytes_per_document", "",
+                     {{"json", json_bytes},
+                      {"hot", hot},
+                      {"packed", packed},
+                      {"packed_payload", packed_payload},
+                      {"documents_counted", kCount}});
+}
+
+// Time to unpack one document: kind 0 cycles over 256 guilds of ~1 KB, kind 1
+// is one guild of ~870 KB.
+void BM_Unpack(benchmark::State& state) {
+  const bool large = state.range(0) == 1;
+  std::vector<doc::Value> values;
+  if (large) {
+    values.push_back(support::DocGenerator(kSeed).LargeGuild());
+  } else {
+    for (int i = 0; i < 256; ++i) values.push_back(support::GuildDocument(kSeed, i));
+  }
+  std::vector<std::string> packs;
+  double json_bytes = 0;
+  for (const doc::Value& v : values) {
+    packs.push_back(doc::Pack(v));
+    json_bytes += static_cast<double>(doc::Dump(v).size());
+  }
+  json_bytes /= static_cast<double>(values.size());
+  size_t next = 0;
+  bool ok = true;
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    Result<doc::Value> v = doc::Unpack(packs[next]);
+    ok = ok && v.ok();
+    benchmark::DoNotOptimize(v);
+    if (++next == packs.size()) next = 0;
+  }
+  const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() /
+                    static_cast<double>(std::max<benchmark::IterationCount>(1, state.iterations()));
+  for (size_t i = 0; i < values.size() && ok; ++i) ok = *doc::Unpack(packs[i]) == values[i];
+  if (!ok) {
+    state.SkipWithError("unpack failed or differs from the original");
+    return;
+  }
+  SetDeterministic(state, "json_bytes_per_document", json_bytes);
+  SetInfo(state, "unpack_us", us);
+  (void)Report().Set("unpack", large ? "large" : "small", {{"json_bytes", json_bytes}, {"us", us}});
+}
+
+const bool kRegistered = AddRegistration([] {
+  benchmark::RegisterBenchmark("BM_DocumentForms", BM_DocumentForms)->Iterations(1);
+  benchmark::RegisterBenchmark("BM_Unpack", BM_Unpack)
+      ->ArgName("kind")
+      ->Arg(0)
+      ->Arg(1)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
+  for (const Policy& p : kPolicies) {
+    benchmark::RegisterBenchmark((std::string("BM_MemoryTimeline/policy:") + p.name).c_str(),
+                                 BM_MemoryTimeline, p)
+        ->Iterations(1)
+        ->Unit(benchmark::kSecond)
+        ->UseRealTime();
+  }
+});
+
+}  // namespace
+}  // namespace skiff::bench
+
+// Counting replacements of the global allocation functions (see
+// live_heap_bytes). Aligned forms are not replaced: nothing measured here
+// allocates over-aligned types.
+void* operator new(std::size_t size) {
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  skiff::bench::live_heap_bytes.fetch_add(skiff::bench::ChunkBytes(p), std::memory_order_relaxed);
+  return p;
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p != nullptr) {
+    skiff::bench::live_heap_bytes.fetch_add(skiff::bench::ChunkBytes(p), std::memory_order_relaxed);
+  }
+  return p;
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
+void operator delete(void* p) noexcept {
+  if (p == nullptr) return;
+  skiff::bench::live_heap_bytes.fetch_sub(skiff::bench::ChunkBytes(p), std::memory_order_relaxed);
+  std::free(p);
+}
+void operator delete[](void* p) noexcept { operator delete(p); }
+void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+void operator delete[](void* p, std::size_t) noexcept { operator delete(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { operator delete(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { operator delete(p); }

@@ -1,0 +1,490 @@
+#include "support/load_driver.h"
+
+#ifndef ASIO_STANDALONE
+#define ASIO_STANDALONE
+#endif
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <asio.hpp>
+#include <time.h>
+
+#include "support/ws_frame.h"
+
+namespace skiff::bench {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Ids carry the slot in their low bits so a reply finds its slot without a
+// map; the high bits make every id of a connection unique.
+constexpr uint64_t kSlotBits = 12;
+constexpr uint64_t kMaxPipeline = uint64_t{1} << kSlotBits;
+constexpr auto kSweepPeriod = std::chrono::milliseconds(20);
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
+      .count();
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// The id at the start of a reply: {"id":N,...}. False when there is none
+// (the server could not read the request's id).
+bool ParseId(std::string_view reply, uint64_t* id) {
+  constexpr std::string_view kPrefix = "{\"id\":";
+  if (reply.substr(0, kPrefix.size()) != kPrefix) return false;
+  uint64_t v = 0;
+  size_t i = kPrefix.size();
+  if (i >= reply.size() || reply[i] < '0' || reply[i] > '9') return false;
+  for (; i < reply.size() && reply[i] >= '0' && reply[i] <= '9'; ++i) v = v * 10 + (reply[i] - '0');
+  *id = v;
+  return true;
+}
+
+ReplyView MakeView(std::string_view text) {
+  ReplyView view;
+  view.text = text;
+  std::string_view ok = ReplyMember(text, "ok");
+  view.ok = ok == "true";
+  if (!view.ok) {
+    constexpr std::string_view kCode = "\"code\":\"";
+    size_t at = text.find(kCode);
+    if (at != std::string_view::npos) {
+      size_t start = at + kCode.size();
+      size_t end = text.find('"', start);
+      if (end != std::string_view::npos) view.error_code = text.substr(start, end - start);
+    }
+  }
+  return view;
+}
+
+}  // namespace
+
+const char* ErrorKindName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kTimeout:
+      return "timeout";
+    case ErrorKind::kClose:
+      return "close";
+    case ErrorKind::kRejected:
+      return "rejected";
+    case ErrorKind::kMismatch:
+      return "mismatch";
+    case ErrorKind::kProtocol:
+      return "protocol";
+    case ErrorKind::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+uint64_t RunResult::error_count() const {
+  uint64_t n = 0;
+  for (uint64_t e : errors) n += e;
+  return n;
+}
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      out += "\\u00";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+std::string_view ReplyMember(std::string_view reply, std::string_view name) {
+  std::string needle = "\"" + std::string(name) + "\":";
+  size_t at = reply.find(needle);
+  if (at == std::string_view::npos) return {};
+  size_t start = at + needle.size();
+  size_t end = reply.find_first_of(",}", start);
+  if (end == std::string_view::npos) return {};
+  return reply.substr(start, end - start);
+}
+
+std::string_view LastReplyMember(std::string_view reply, std::string_view name) {
+  std::string needle = "\"" + std::string(name) + "\":";
+  size_t at = reply.find(needle);
+  if (at == std::string_view::npos || reply.empty() || reply.back() != '}') return {};
+  size_t start = at + needle.size();
+  return reply.substr(start, reply.size() - 1 - start);
+}
+
+// One connection's socket, buffers and slots.
+struct DriverConnection {
+  struct Slot {
+    uint64_t id = 0;  // 0 = nothing in flight
+    int64_t sent_ns = 0;
+    bool done = false;  // the workload has nothing more for this slot
+  };
+
+  DriverConnection(asio::io_context& io, size_t i) : index(i), socket(io) {}
+
+  const size_t index;  // in the driver's list
+
+  asio::ip::tcp::socket socket;
+  FrameReader reader;
+  std::string out;      // frames waiting for the write in progress
+  std::string writing;  // the frames of the write in progress
+  bool write_busy = false;
+  bool read_busy = false;
+  bool open = true;
+  uint64_t sequence = 0;
+  std::vector<Slot> slots;
+};
+
+class LoadDriver::Impl {
+ public:
+  explicit Impl(const DriverOptions& options) : options_(options), timer_(io_) {}
+
+  Status Open() {
+    if (options_.connections == 0) return BadRequest("connections must be at least 1");
+    if (options_.pipeline == 0 || options_.pipeline >= kMaxPipeline) {
+      return BadRequest("pipeline must be between 1 and " + std::to_string(kMaxPipeline - 1));
+    }
+    asio::error_code ec;
+    asio::ip::tcp::resolver resolver(io_);
+    auto endpoints = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+    if (ec) return Unavailable("cannot resolve " + options_.host + ": " + ec.message());
+    for (size_t i = 0; i < options_.connections; ++i) {
+      auto conn = std::make_unique<DriverConnection>(io_, conns_.size());
+      asio::connect(conn->socket, endpoints, ec);
+      if (ec) return Unavailable("cannot connect to " + Where() + ": " + ec.message());
+      conn->socket.set_option(asio::ip::tcp::no_delay(true));
+      SKIFF_RETURN_IF_ERROR(Handshake(*conn));
+      conn->slots.resize(options_.pipeline);
+      conns_.push_back(std::move(conn));
+      if (!options_.user.empty()) {
+        std::string body = "\"op\":\"login\",\"user\":";
+        AppendJsonString(body, options_.user);
+        body += ",\"secret\":";
+        AppendJsonString(body, options_.secret);
+        Result<std::string> reply = CallOn(conns_.size() - 1, body);
+        if (!reply.ok()) return reply.status();
+        if (!MakeView(*reply).ok) return Unauthorized("login refused: " + *reply);
+      }
+    }
+    return Status::Ok();
+  }
+
+  RunResult Run(Workload& workload, const RunLimits& limits) {
+    result_ = RunResult();
+    workload_ = &workload;
+    limits_ = limits;
+    issued_ = 0;
+    in_flight_ = 0;
+    const double cpu_start = ThreadCpuSeconds();
+    start_ns_ = NowNs();
+    deadline_ns_ = start_ns_ + limits.cap.count();
+    for (size_t c = 0; c < conns_.size(); ++c) {
+      for (auto& slot : conns_[c]->slots) slot.done = !conns_[c]->open;
+      for (size_t s = 0; s < conns_[c]->slots.size(); ++s) Issue(c, s, start_ns_);
+      Flush(*conns_[c]);
+    }
+    if (in_flight_ > 0) {
+      for (auto& conn : conns_) StartRead(*conn);
+      ScheduleSweep();
+      io_.restart();
+      io_.run();
+    }
+    timer_.cancel();
+    result_.wall_seconds = double(NowNs() - start_ns_) * 1e-9;
+    result_.client_cpu_seconds = ThreadCpuSeconds() - cpu_start;
+    workload_ = nullptr;
+    return std::move(result_);
+  }
+
+  Result<std::string> CallOn(size_t conn_index, std::string_view body) {
+    // A one-request workload on one slot of one connection; the other
+    // connections take no part.
+    class One final : public Workload {
+     public:
+      explicit One(std::string_view body) : body_(body) {}
+      bool Next(size_t, size_t slot, std::string& out) override {
+        if (sent_ || slot != 0) return false;
+        sent_ = true;
+        out += body_;
+        return true;
+      }
+      std::string Check(size_t, size_t, const ReplyView& reply) override {
+        reply_ = std::string(reply.text);
+        return {};
+      }
+      void Failed(size_t, size_t, bool refused) override { refused_ = refused; }
+      std::string_view body_;
+      bool sent_ = false;
+      bool refused_ = false;
+      std::string reply_;
+    };
+    One one(body);
+    only_conn_ = conn_index;
+    RunResult r = Run(one, RunLimits{1, options_.timeout * 2});
+    only_conn_ = SIZE_MAX;
+    if (!one.reply_.empty()) return one.reply_;
+    if (one.refused_) return last_refused_;
+    return Unavailable("no reply from " + Where() + ": " + r.first_error);
+  }
+
+  const DriverOptions& options() const { return options_; }
+  size_t open_connections() const {
+    return std::count_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->open; });
+  }
+
+ private:
+  std::string Where() const { return options_.host + ":" + std::to_string(options_.port); }
+
+  Status Handshake(DriverConnection& conn) {
+    asio::error_code ec;
+    std::string request = ClientHandshake(options_.host, options_.port);
+    asio::write(conn.socket, asio::buffer(request), ec);
+    if (ec) return Unavailable("handshake with " + Where() + ": " + ec.message());
+    asio::streambuf response;
+    size_t n = asio::read_until(conn.socket, response, "\r\n\r\n", ec);
+    if (ec) return Unavailable("handshake with " + Where() + ": " + ec.message());
+    std::string head(asio::buffers_begin(response.data()),
+                     asio::buffers_begin(response.data()) + n);
+    if (head.rfind("HTTP/1.1 101", 0) != 0) {
+      return Unavailable("no WebSocket at " + Where() + ": " + head.substr(0, head.find('\r')));
+    }
+    response.consume(n);
+    // Bytes after the header already belong to the frame stream.
+    std::string rest(asio::buffers_begin(response.data()), asio::buffers_end(response.data()));
+    conn.reader.Append(rest);
+    return Status::Ok();
+  }
+
+  // Sends the slot's next request, unless the run is over for it.
+  void Issue(size_t c, size_t s, int64_t now_ns) {
+    DriverConnection& conn = *conns_[c];
+    DriverConnection::Slot& slot = conn.slots[s];
+    if (slot.done || !conn.open) return;
+    if (only_conn_ != SIZE_MAX && c != only_conn_) {
+      slot.done = true;
+      return;
+    }
+    if (issued_ >= limits_.max_ops || now_ns >= deadline_ns_) {
+      if (now_ns >= deadline_ns_ && issued_ < limits_.max_ops) result_.capped = true;
+      slot.done = true;
+      return;
+    }
+    body_.clear();
+    if (!workload_->Next(c, s, body_)) {
+      slot.done = true;
+      return;
+    }
+    slot.id = (++conn.sequence << kSlotBits) | s;
+    slot.sent_ns = now_ns;
+    payload_.clear();
+    payload_ += "{\"id\":";
+    payload_ += std::to_string(slot.id);
+    payload_ += ',';
+    payload_ += body_;
+    payload_ += '}';
+    AppendMaskedTextFrame(conn.out, payload_, mask_state_);
+    ++issued_;
+    ++in_flight_;
+  }
+
+  void Flush(DriverConnection& conn) {
+    if (conn.write_busy || conn.out.empty() || !conn.open) return;
+    conn.write_busy = true;
+    conn.writing.swap(conn.out);
+    conn.out.clear();
+    asio::async_write(conn.socket, asio::buffer(conn.writing),
+                      [this, &conn](const asio::error_code& ec, size_t) {
+                        conn.write_busy = false;
+                        conn.writing.clear();
+                        if (ec) return Lost(conn, "write failed: " + ec.message());
+                        Flush(conn);
+                      });
+  }
+
+  void StartRead(DriverConnection& conn) {
+    if (conn.read_busy || !conn.open) return;
+    conn.read_busy = true;
+    FrameReader::Span space = conn.reader.Space();
+    conn.socket.async_read_some(
+        asio::buffer(space.data, space.size), [this, &conn](const asio::error_code& ec, size_t n) {
+          conn.read_busy = false;
+          if (ec)
+            return Lost(conn, ec == asio::error::eof ? "closed by the server"
+                                                     : "read failed: " + ec.message());
+          conn.reader.Commit(n);
+          OnBytes(conn);
+          if (conn.open) StartRead(conn);
+        });
+  }
+
+  void OnBytes(DriverConnection& conn) {
+    const int64_t now_ns = NowNs();
+    const size_t c = conn.index;
+    for (;;) {
+      Frame frame;
+      FrameReader::Outcome got = conn.reader.Next(&frame);
+      if (got == FrameReader::kNeedMore) break;
+      if (got == FrameReader::kBad) return Lost(conn, "malformed frame from the server");
+      if (frame.opcode == kOpClose) return Lost(conn, "closed by the server");
+      if (frame.opcode == kOpPing) {
+        AppendMaskedFrame(conn.out, kOpPong, frame.payload, mask_state_);
+        continue;
+      }
+      if (frame.opcode != kOpText) continue;
+      OnReply(c, frame.payload, now_ns);
+    }
+    Flush(conn);
+    MaybeFinish();
+  }
+
+  void OnReply(size_t c, std::string_view text, int64_t now_ns) {
+    DriverConnection& conn = *conns_[c];
+    uint64_t id = 0;
+    if (!ParseId(text, &id))
+      return Count(ErrorKind::kProtocol, "reply without an id: " + Short(text));
+    const size_t s = id & (kMaxPipeline - 1);
+    if (s >= conn.slots.size() || conn.slots[s].id != id) {
+      // A late reply to a request already counted as a timeout is ignored;
+      // anything else is an id the driver never sent.
+      if ((id >> kSlotBits) > conn.sequence || s >= conn.slots.size()) {
+        Count(ErrorKind::kProtocol, "reply to an unknown id: " + Short(text));
+      }
+      return;
+    }
+    DriverConnection::Slot& slot = conn.slots[s];
+    slot.id = 0;
+    --in_flight_;
+    ++result_.ops;
+    result_.latency.Record(std::chrono::nanoseconds(now_ns - slot.sent_ns));
+    ReplyView view = MakeView(text);
+    if (!view.ok) {
+      last_refused_ = std::string(text);
+      Count(ErrorKind::kRejected, "refused: " + Short(text));
+      workload_->Failed(c, s, true);
+    } else if (std::string wrong = workload_->Check(c, s, view); !wrong.empty()) {
+      Count(ErrorKind::kMismatch, wrong);
+    }
+    Issue(c, s, now_ns);
+  }
+
+  // The connection is gone: its requests in flight are lost.
+  void Lost(DriverConnection& conn, const std::string& why) {
+    if (!conn.open) return;
+    conn.open = false;
+    asio::error_code ignored;
+    conn.socket.close(ignored);
+    const size_t c = conn.index;
+    for (size_t s = 0; s < conn.slots.size(); ++s) {
+      auto& slot = conn.slots[s];
+      slot.done = true;
+      if (slot.id == 0) continue;
+      slot.id = 0;
+      --in_flight_;
+      ++result_.ops;
+      Count(ErrorKind::kClose, "connection " + std::to_string(c) + ": " + why);
+      if (workload_ != nullptr) workload_->Failed(c, s, false);
+    }
+    MaybeFinish();
+  }
+
+  void ScheduleSweep() {
+    timer_.expires_after(kSweepPeriod);
+    timer_.async_wait([this](const asio::error_code& ec) {
+      if (ec || workload_ == nullptr) return;
+      Sweep();
+      if (in_flight_ > 0) ScheduleSweep();
+    });
+  }
+
+  // Times out overdue requests and notices the cap while replies are slow.
+  void Sweep() {
+    const int64_t now_ns = NowNs();
+    const int64_t timeout_ns = std::chrono::nanoseconds(options_.timeout).count();
+    for (size_t c = 0; c < conns_.size(); ++c) {
+      DriverConnection& conn = *conns_[c];
+      for (size_t s = 0; s < conn.slots.size(); ++s) {
+        auto& slot = conn.slots[s];
+        if (slot.id == 0 || now_ns - slot.sent_ns < timeout_ns) continue;
+        slot.id = 0;
+        --in_flight_;
+        ++result_.ops;
+        Count(ErrorKind::kTimeout, "no reply within " + std::to_string(options_.timeout.count()) +
+                                       " ms on connection " + std::to_string(c));
+        workload_->Failed(c, s, false);
+        Issue(c, s, now_ns);
+      }
+      Flush(conn);
+    }
+    MaybeFinish();
+  }
+
+  void MaybeFinish() {
+    if (in_flight_ == 0 && workload_ != nullptr) io_.stop();
+  }
+
+  void Count(ErrorKind kind, const std::string& what) {
+    ++result_.errors[static_cast<size_t>(kind)];
+    if (result_.first_error.empty()) {
+      result_.first_error = std::string(ErrorKindName(kind)) + ": " + what;
+    }
+  }
+
+  static std::string Short(std::string_view text) {
+    return std::string(text.substr(0, 200)) + (text.size() > 200 ? "..." : "");
+  }
+
+  const DriverOptions options_;
+  asio::io_context io_{1};
+  asio::steady_timer timer_;
+  std::vector<std::unique_ptr<DriverConnection>> conns_;
+  MaskState mask_state_;
+  // The current run.
+  Workload* workload_ = nullptr;
+  RunLimits limits_;
+  RunResult result_;
+  uint64_t issued_ = 0;
+  uint64_t in_flight_ = 0;
+  int64_t start_ns_ = 0;
+  int64_t deadline_ns_ = 0;
+  size_t only_conn_ = SIZE_MAX;
+  std::string body_;
+  std::string payload_;
+  std::string last_refused_;
+};
+
+Result<std::unique_ptr<LoadDriver>> LoadDriver::Connect(const DriverOptions& options) {
+  auto impl = std::make_unique<Impl>(options);
+  SKIFF_RETURN_IF_ERROR(impl->Open());
+  return std::unique_ptr<LoadDriver>(new LoadDriver(std::move(impl)));
+}
+
+LoadDriver::LoadDriver(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LoadDriver::~LoadDriver() = default;
+
+RunResult LoadDriver::Run(Workload& workload, const RunLimits& limits) {
+  return impl_->Run(workload, limits);
+}
+
+Result<std::string> LoadDriver::Call(std::string_view body) { return impl_->CallOn(0, body); }
+
+const DriverOptions& LoadDriver::options() const { return impl_->options(); }
+
+size_t LoadDriver::open_connections() const { return impl_->open_connections(); }
+
+}  // namespace skiff::bench

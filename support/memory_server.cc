@@ -1,0 +1,120 @@
+#include "support/memory_server.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace skiff::support {
+namespace {
+
+// Reads the child's stdout until the first newline or the deadline. The pipe
+// is non-blocking so a child that hangs before printing cannot hang us.
+std::string ReadFirstLine(int fd, std::chrono::steady_clock::time_point deadline) {
+  std::string line;
+  char c = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    ssize_t n = read(fd, &c, 1);
+    if (n <= 0) break;  // the child closed its stdout or exited
+    if (c == '\n') return line;
+    line.push_back(c);
+  }
+  return "";
+}
+
+}  // namespace
+
+SkiffdProcess::~SkiffdProcess() { Kill(); }
+
+Status SkiffdProcess::Start(const std::string& binary, const std::vector<std::string>& flags,
+                            std::chrono::milliseconds timeout) {
+  if (running()) return Internal("skiffd is already running");
+  int out[2];
+  if (pipe(out) != 0) return Unavailable(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<std::string> args = {binary};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"--port", "0"});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  if (rc != 0) {
+    close(out[0]);
+    return Unavailable("cannot start " + binary + ": " + std::strerror(rc));
+  }
+  pid_ = pid;
+  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+  std::string line = ReadFirstLine(out[0], std::chrono::steady_clock::now() + timeout);
+  // Later output goes nowhere: skiffd prints nothing more on stdout, and a
+  // closed pipe would only cost it a SIGPIPE if it did.
+  close(out[0]);
+  const size_t colon = line.rfind(':');
+  if (line.rfind("skiffd listening on", 0) != 0 || colon == std::string::npos) {
+    Kill();
+    return Unavailable("skiffd did not start (first line: '" + line + "')");
+  }
+  port_ = static_cast<uint16_t>(std::strtoul(line.c_str() + colon + 1, nullptr, 10));
+  return Status::Ok();
+}
+
+Status SkiffdProcess::Stop(std::chrono::milliseconds timeout) {
+  if (!running()) return Status::Ok();
+  kill(pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (true) {
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      Kill();
+      return Internal("skiffd did not exit within the timeout after SIGTERM");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  pid_ = -1;
+  port_ = 0;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return Internal("skiffd exited with status " + std::to_string(status));
+  }
+  return Status::Ok();
+}
+
+void SkiffdProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+  port_ = 0;
+}
+
+int64_t ResidentBytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::strtoll(line.c_str() + 6, nullptr, 10) * 1024;  // the kernel writes kB
+    }
+  }
+  return -1;
+}
+
+}  // namespace skiff::support

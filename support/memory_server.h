@@ -1,0 +1,58 @@
+// SkiffdProcess: a real skiffd started as a child process, so that what a
+// memory benchmark samples (its resident set) is the server's alone, not the
+// load generator's.
+//
+// Start() spawns the binary with the given flags plus `--port 0`, reads the
+// "skiffd listening on ADDR:PORT" line it prints first and keeps the pid.
+// Stop() asks for a graceful exit (SIGTERM: skiffd commits what it applied)
+// and reaps the child; the destructor kills one still running.
+// Thread-compatible: one owner; pid() may be read by a sampler thread while
+// the owner does not Start() or Stop().
+#ifndef SKIFF_SUPPORT_MEMORY_SERVER_H_
+#define SKIFF_SUPPORT_MEMORY_SERVER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "base/status.h"
+
+namespace skiff::support {
+
+class SkiffdProcess {
+ public:
+  SkiffdProcess() = default;
+  ~SkiffdProcess();
+  SkiffdProcess(const SkiffdProcess&) = delete;
+  SkiffdProcess& operator=(const SkiffdProcess&) = delete;
+
+  // Starts `binary` with `flags`. unavailable when it cannot be spawned, or
+  // exits or prints no listening line within `timeout`.
+  Status Start(const std::string& binary, const std::vector<std::string>& flags,
+               std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+  // SIGTERM and wait up to `timeout` (then SIGKILL). internal when the
+  // process did not exit with status 0.
+  Status Stop(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+  bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  uint16_t port() const { return port_; }
+
+ private:
+  void Kill();
+
+  pid_t pid_ = -1;
+  uint16_t port_ = 0;
+};
+
+// Resident set of process `pid` in bytes, from /proc/PID/status (VmRSS);
+// -1 when it cannot be read (the process is gone).
+int64_t ResidentBytes(pid_t pid);
+
+}  // namespace skiff::support
+
+#endif  // SKIFF_SUPPORT_MEMORY_SERVER_H_

@@ -1,0 +1,241 @@
+#include "support/scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "support/bench_options.h"
+#include "support/bench_registry.h"
+#include "support/child_process.h"
+#include "support/counters.h"
+
+namespace skiff::bench {
+namespace {
+
+constexpr uint64_t kMaxOps = 500'000;
+
+std::string Compact(double v) {
+  char buf[32];
+  if (v >= 1e6) {
+    snprintf(buf, sizeof buf, "%.1fM", v / 1e6);
+  } else if (v >= 1e3) {
+    snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
+  } else {
+    snprintf(buf, sizeof buf, "%.0f", v);
+  }
+  return buf;
+}
+
+std::string ErrorBreakdown(const RunResult& run) {
+  std::string out;
+  for (size_t k = 0; k < run.errors.size(); ++k) {
+    if (run.errors[k] == 0) continue;
+    out += (out.empty() ? "" : ", ") + std::to_string(run.errors[k]) + " " +
+           ErrorKindName(static_cast<ErrorKind>(k));
+  }
+  return out;
+}
+
+void AddContextOnce(const std::vector<std::string>& stores) {
+  static bool added = false;
+  if (added) return;
+  added = true;
+  const E2eOptions& o = GetE2eOptions();
+  benchmark::AddCustomContext("skiff_e2e_target", o.Remote() ? o.url : o.server);
+  benchmark::AddCustomContext("skiff_durability", o.Remote() ? "as the server runs" : o.durability);
+  benchmark::AddCustomContext("skiff_e2e_load", std::to_string(o.concurrency) + "x" +
+                                                    std::to_string(o.pipeline) + " timeout " +
+                                                    std::to_string(o.timeout.count()) + "ms");
+  if (!o.Remote() && std::find(stores.begin(), stores.end(), "postgres") != stores.end()) {
+    const std::string version = TestPostgresVersion();
+    benchmark::AddCustomContext("skiff_postgres_version", version.empty() ? "none" : version);
+  }
+}
+
+void Report(benchmark::State& state, const std::string& name, ScenarioContext& ctx) {
+  const RunResult* run = ctx.measured();
+  if (run == nullptr) {
+    if (!ctx.failed()) ctx.Fail("the scenario measured nothing");
+    return;
+  }
+  const LatencySummary lat = run->latency.Summarize();
+  SetInfo(state, "ops", double(run->ops));
+  SetDeterministic(state, "err", double(run->error_count()));
+  for (size_t k = 0; k < run->errors.size(); ++k) {
+    SetDeterministic(state, std::string("err_") + ErrorKindName(static_cast<ErrorKind>(k)),
+                     double(run->errors[k]));
+  }
+  SetInfo(state, "ops_per_s", run->wall_seconds > 0 ? double(run->ops) / run->wall_seconds : 0);
+  run->latency.Report(state);
+  SetInfo(state, "capped", run->capped ? 1 : 0);
+  if (run->wall_seconds > 0) {
+    SetInfo(state, "client_cpu_pct", 100 * run->client_cpu_seconds / run->wall_seconds);
+    if (ctx.server_cpu_known()) {
+      SetInfo(state, "server_cpu_pct", 100 * ctx.server_cpu_seconds() / run->wall_seconds);
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(run->ops));
+  std::fprintf(stderr, "result: %s", ResultLine(name, *run).c_str());
+  if (run->wall_seconds > 0) {
+    std::fprintf(stderr, "  [cpu client %.0f%%", 100 * run->client_cpu_seconds / run->wall_seconds);
+    if (ctx.server_cpu_known()) {
+      std::fprintf(stderr, " server %.0f%%", 100 * ctx.server_cpu_seconds() / run->wall_seconds);
+    }
+    std::fprintf(stderr, "%s]", run->capped ? ", cut by --cap" : "");
+  }
+  std::fprintf(stderr, "\n");
+  if (lat.count == 0) ctx.Fail("no request completed: the scenario measured nothing");
+  if (run->error_count() > 0) {
+    ctx.Fail(std::to_string(run->error_count()) + " client errors (" + ErrorBreakdown(*run) +
+             "); first: " + run->first_error);
+  }
+}
+
+void RunCase(benchmark::State& state, const ScenarioSpec& spec, const std::string& full_name,
+             const StackOptions& stack_options) {
+  std::fprintf(stderr, "start:  %s\n", full_name.c_str());
+  auto stack = Stack::Start(stack_options);
+  if (!stack.ok()) {
+    if (stack_options.store == "postgres" && stack.status().code() == StatusCode::kUnavailable) {
+      SkipUnavailable(state, stack.status().ToString());
+    } else {
+      state.SkipWithError(("stack: " + stack.status().ToString()).c_str());
+    }
+    std::fprintf(stderr, "end:    %s (no stack: %s)\n", full_name.c_str(),
+                 stack.status().ToString().c_str());
+    return;
+  }
+  ScenarioContext ctx(state, **stack);
+  state.SetLabel((*stack)->store_kind() + " " + (*stack)->durability() + ", " + (*stack)->where());
+  for (auto _ : state) {
+    spec.body(ctx);
+    const RunResult* run = ctx.measured();
+    state.SetIterationTime(run != nullptr && run->wall_seconds > 0 ? run->wall_seconds : 1e-9);
+  }
+  Report(state, full_name, ctx);
+  // The server's final flush is part of the run: a store error there fails it.
+  if (Status stopped = (*stack)->Stop(); !stopped.ok()) {
+    ctx.Fail("server stop: " + stopped.ToString());
+  }
+  if (ctx.failed()) state.SkipWithError(ctx.failure().c_str());
+  std::fprintf(stderr, "end:    %s%s%s\n", full_name.c_str(), ctx.failed() ? ": FAILED " : "",
+               ctx.failure().c_str());
+}
+
+}  // namespace
+
+std::unique_ptr<LoadDriver> ScenarioContext::Pool(size_t connections, size_t pipeline, bool login) {
+  auto driver = stack_.Connect(connections, pipeline, options().timeout, login);
+  if (!driver.ok()) {
+    Fail("pool " + std::to_string(connections) + "x" + std::to_string(pipeline) + ": " +
+         driver.status().ToString());
+    return nullptr;
+  }
+  return std::move(*driver);
+}
+
+uint64_t ScenarioContext::Ops(uint64_t standard) const {
+  const double scaled = std::round(double(standard) * Options().BudgetScale());
+  return std::clamp<uint64_t>(static_cast<uint64_t>(scaled), 1, kMaxOps);
+}
+
+const RunResult& ScenarioContext::Measure(LoadDriver& driver, Workload& workload,
+                                          uint64_t max_ops) {
+  RunLimits limits;
+  limits.max_ops = max_ops;
+  limits.cap = options().Cap();
+  const std::optional<double> server_before = stack_.ServerCpuSeconds();
+  run_ = driver.Run(workload, limits);
+  const std::optional<double> server_after = stack_.ServerCpuSeconds();
+  if (server_before && server_after) {
+    server_cpu_known_ = true;
+    server_cpu_ = *server_after - *server_before;
+    // In-process, the process total includes the driver's own thread.
+    if (stack_.in_process()) server_cpu_ = std::max(0.0, server_cpu_ - run_.client_cpu_seconds);
+  }
+  measured_ = true;
+  return run_;
+}
+
+bool ScenarioContext::Untimed(LoadDriver& driver, Workload& workload, const char* what) {
+  RunLimits limits;
+  limits.cap = std::chrono::seconds(600);
+  RunResult r = driver.Run(workload, limits);
+  if (r.error_count() == 0) return true;
+  Fail(std::string(what) + ": " + std::to_string(r.error_count()) +
+       " errors; first: " + r.first_error);
+  return false;
+}
+
+std::optional<std::string> ScenarioContext::CallOk(LoadDriver& driver, std::string_view body,
+                                                   const char* what) {
+  Result<std::string> reply = driver.Call(body);
+  if (!reply.ok()) {
+    Fail(std::string(what) + ": " + reply.status().ToString());
+    return std::nullopt;
+  }
+  if (ReplyMember(*reply, "ok") != "true") {
+    Fail(std::string(what) + " refused: " + *reply);
+    return std::nullopt;
+  }
+  return *reply;
+}
+
+void ScenarioContext::Fail(const std::string& why) {
+  if (failure_.empty()) failure_ = why;
+}
+
+std::string ResultLine(const std::string& name, const RunResult& run) {
+  const LatencySummary lat = run.latency.Summarize();
+  char buf[512];
+  const double rate = run.wall_seconds > 0 ? double(run.ops) / run.wall_seconds : 0;
+  snprintf(buf, sizeof buf, "%-44s %7s %4llu %7s %7.0f %7.0f %7.0f %7.0f %7.0f", name.c_str(),
+           Compact(double(run.ops)).c_str(), static_cast<unsigned long long>(run.error_count()),
+           Compact(rate).c_str(), lat.avg_us, lat.p50_us, lat.p95_us, lat.p99_us, lat.max_us);
+  return buf;
+}
+
+void RegisterScenario(ScenarioSpec spec) {
+  const E2eOptions& o = GetE2eOptions();
+  if (o.Skipped(spec.name)) {
+    std::fprintf(stderr, "skip:   %s (SKIFF_BENCH_SKIP)\n", spec.name.c_str());
+    return;
+  }
+  if (spec.full_only && Options().profile != Profile::kFull) return;
+  auto shared = std::make_shared<ScenarioSpec>(std::move(spec));
+  std::vector<std::pair<std::string, StackOptions>> targets;
+  if (o.Remote()) {
+    StackOptions so;
+    so.url = o.url;
+    so.user = o.user;
+    so.secret = o.secret;
+    targets.emplace_back(shared->name + "/url", so);
+  } else {
+    for (const std::string& store : SelectedStores()) {
+      StackOptions so;
+      so.store = store;
+      so.durability = o.durability;
+      so.server = o.server;
+      so.drop_one_add_in = o.drop_one_add_in;
+      targets.emplace_back(shared->name + "/" + store + "/" + o.durability, so);
+    }
+  }
+  if (shared->peer && !o.bun.empty()) {
+    StackOptions so;
+    so.bun = o.bun;
+    targets.emplace_back(shared->name + "/bun-peer", so);
+  }
+  AddContextOnce(SelectedStores());
+  for (auto& [name, so] : targets) {
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [shared, name = name, so = so](benchmark::State& state) {
+                                   RunCase(state, *shared, name, so);
+                                 })
+        ->Iterations(1)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+}  // namespace skiff::bench

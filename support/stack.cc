@@ -1,0 +1,240 @@
+#include "support/stack.h"
+
+#include <random>
+
+#include <pqxx/pqxx>
+#include <sys/resource.h>
+
+#include "base/clock.h"
+#include "server/server.h"
+#include "server/users.h"
+#include "support/child_process.h"
+#include "support/e2e_options.h"
+#include "support/postgres.h"
+#include "support/test_store.h"
+
+namespace skiff::bench {
+namespace {
+
+constexpr char kUser[] = "bench";
+
+// Each connection costs a descriptor on each side; cases with thousands of
+// connections need the hard limit, not the default soft one.
+void RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+std::string Unquote(std::string_view text) {
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    text = text.substr(1, text.size() - 2);
+  }
+  return std::string(text);
+}
+
+}  // namespace
+
+class Stack::Impl {
+ public:
+  explicit Impl(const StackOptions& options) : options_(options) {}
+
+  ~Impl() {
+    child_.reset();  // before its store goes
+    if (server_) (void)server_->Stop();
+    server_.reset();
+  }
+
+  Status Start() {
+    if (!options_.url.empty()) return Attach();
+    if (!options_.bun.empty()) return StartPeer();
+    auto durability = server::DurabilityFromName(options_.durability);
+    if (!durability) return BadRequest("unknown durability '" + options_.durability + "'");
+    auto opened = support::TestStore::Open(options_.store);
+    if (!opened.ok()) return opened.status();
+    store_ = std::move(*opened);
+    Result<std::string> secret = server::CreateUser(
+        store_->store(), kUser,
+        server::Permissions({std::string(server::kAllTables)}, {std::string(server::kAllTables)}));
+    if (!secret.ok()) return secret.status();
+    user_ = kUser;
+    secret_ = *secret;
+    host_ = "127.0.0.1";
+    store_kind_ = options_.store;
+    durability_ = options_.durability;
+    if (options_.server == "child") return StartChild();
+    server::ServerOptions so;
+    so.address = host_;
+    so.port = 0;
+    so.io_threads = options_.io_threads;
+    so.durability = *durability;
+    so.drop_one_add_in = options_.drop_one_add_in;
+    auto started = server::Server::Start(so, store_->store(), clock_);
+    if (!started.ok()) return started.status();
+    server_ = std::move(*started);
+    port_ = server_->port();
+    where_ = "in-process";
+    return Status::Ok();
+  }
+
+  Result<std::unique_ptr<LoadDriver>> Connect(size_t connections, size_t pipeline,
+                                              std::chrono::milliseconds timeout, bool login) const {
+    DriverOptions o = Target();
+    o.connections = connections;
+    o.pipeline = pipeline;
+    o.timeout = timeout;
+    if (!login) o.user.clear(), o.secret.clear();
+    return LoadDriver::Connect(o);
+  }
+
+  DriverOptions Target() const {
+    DriverOptions o;
+    o.host = host_;
+    o.port = port_;
+    o.user = user_;
+    o.secret = secret_;
+    return o;
+  }
+
+  std::optional<double> ServerCpuSeconds() const {
+    if (child_) return child_->CpuSeconds();
+    if (server_) return ProcessCpuSeconds();
+    return std::nullopt;
+  }
+
+  Status Stop() {
+    child_.reset();
+    if (!server_) return Status::Ok();
+    Status s = server_->Stop();
+    server_.reset();
+    return s;
+  }
+
+  const StackOptions options_;
+  SystemClock clock_;
+  std::unique_ptr<support::TestStore> store_;
+  std::unique_ptr<server::Server> server_;
+  std::unique_ptr<ChildProcess> child_;
+  std::string host_;
+  uint16_t port_ = 0;
+  std::string user_;
+  std::string secret_;
+  std::string store_kind_;
+  std::string durability_;
+  std::string where_;
+  const uint32_t table_nonce_ = std::random_device()();
+  uint32_t tables_ = 0;
+
+ private:
+  Status StartChild() {
+#ifndef SKIFF_SKIFFD_PATH
+    return BadRequest("this build has no skiffd to start as a child");
+#else
+    if (options_.store == "memory") {
+      return BadRequest("--server=child needs a store the child can open (sqlite, postgres)");
+    }
+    if (options_.drop_one_add_in > 0) return BadRequest("drop_one_add_in is in-process only");
+    const std::string url = store_->url();
+    store_->Close();  // the child opens it; the TestStore still owns its files
+    auto child = ChildProcess::Start({SKIFF_SKIFFD_PATH, "--store=" + url, "--address=" + host_,
+                                      "--port=0", "--durability=" + options_.durability,
+                                      "--io-threads=" + std::to_string(options_.io_threads)},
+                                     {});
+    if (!child.ok()) return child.status();
+    child_ = std::move(*child);
+    port_ = child_->PortFromFirstLine();
+    if (port_ == 0) return Unavailable("skiffd said '" + child_->first_line() + "'");
+    where_ = "child pid " + std::to_string(child_->pid());
+    return Status::Ok();
+#endif
+  }
+
+  Status StartPeer() {
+#ifndef SKIFF_SOURCE_DIR
+    return BadRequest("this build does not know where bench/peers/ is");
+#else
+    char secret[40];
+    snprintf(secret, sizeof secret, "%08x%08x", std::random_device()(), std::random_device()());
+    auto child = ChildProcess::Start(
+        {options_.bun, "run", std::string(SKIFF_SOURCE_DIR) + "/bench/peers/kv_peer.ts"},
+        {"PORT=0", std::string("SKIFF_PEER_SECRET=") + secret});
+    if (!child.ok()) return child.status();
+    child_ = std::move(*child);
+    host_ = "127.0.0.1";
+    port_ = child_->PortFromFirstLine();
+    if (port_ == 0) return Unavailable("the Bun peer said '" + child_->first_line() + "'");
+    user_ = kUser;
+    secret_ = secret;
+    store_kind_ = "bun-peer";
+    durability_ = "none";
+    where_ = "bun peer pid " + std::to_string(child_->pid());
+    return Status::Ok();
+#endif
+  }
+
+  Status Attach() {
+    if (!ParseWsUrl(options_.url, &host_, &port_)) {
+      return BadRequest("--url takes ws://HOST:PORT, not '" + options_.url + "'");
+    }
+    if (options_.user.empty()) return BadRequest("--url needs --user and --secret");
+    user_ = options_.user;
+    secret_ = options_.secret;
+    where_ = options_.url;
+    // Ask the server what it runs on, for the results' context.
+    auto driver = Connect(1, 1, std::chrono::seconds(10), true);
+    if (!driver.ok()) return driver.status();
+    Result<std::string> stats = (*driver)->Call("\"op\":\"stats\"");
+    if (!stats.ok()) return stats.status();
+    store_kind_ = Unquote(ReplyMember(*stats, "store"));
+    durability_ = Unquote(ReplyMember(*stats, "durability"));
+    return Status::Ok();
+  }
+};
+
+Result<std::unique_ptr<Stack>> Stack::Start(const StackOptions& options) {
+  RaiseDescriptorLimit();
+  auto impl = std::make_unique<Impl>(options);
+  SKIFF_RETURN_IF_ERROR(impl->Start());
+  return std::unique_ptr<Stack>(new Stack(std::move(impl)));
+}
+
+Stack::Stack(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Stack::~Stack() = default;
+
+Result<std::unique_ptr<LoadDriver>> Stack::Connect(size_t connections, size_t pipeline,
+                                                   std::chrono::milliseconds timeout,
+                                                   bool login) const {
+  return impl_->Connect(connections, pipeline, timeout, login);
+}
+
+DriverOptions Stack::Target() const { return impl_->Target(); }
+
+std::string Stack::FreshTable(const std::string& stem) {
+  char suffix[32];
+  snprintf(suffix, sizeof suffix, "_%08x_%u", impl_->table_nonce_, impl_->tables_++);
+  return "e2e_" + stem.substr(0, 40) + suffix;
+}
+
+std::optional<double> Stack::ServerCpuSeconds() const { return impl_->ServerCpuSeconds(); }
+bool Stack::in_process() const { return impl_->server_ != nullptr; }
+Status Stack::Stop() { return impl_->Stop(); }
+const StackOptions& Stack::options() const { return impl_->options_; }
+std::string Stack::store_kind() const { return impl_->store_kind_; }
+std::string Stack::durability() const { return impl_->durability_; }
+std::string Stack::where() const { return impl_->where_; }
+
+std::string TestPostgresVersion() {
+  Result<support::PostgresTarget> pg = support::TestPostgres();
+  if (!pg.ok()) return "";
+  try {
+    pqxx::connection conn(pg->url);
+    pqxx::nontransaction tx(conn);
+    return tx.exec1("SHOW server_version")[0].as<std::string>();
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+}  // namespace skiff::bench

@@ -1,0 +1,92 @@
+// Stack: the server an end-to-end benchmark talks to, and its pools.
+//
+// Three ways to have one:
+//   - in-process (default): a Server on an ephemeral 127.0.0.1 port over a
+//     fresh TestStore (memory, a SQLite file, or a PostgreSQL schema), with a
+//     user created for the run;
+//   - child: skiffd started as a separate process on the same kind of fresh
+//     store (sqlite or postgres; cases with thousands of connections need the
+//     descriptors of two processes);
+//   - peer: the minimal Bun server of bench/peers/, for side-by-side runs;
+//   - attached: a running server named by a ws:// url, with a given user and
+//     secret (operators pointing the suite at a release server).
+// Tables are named per run (FreshTable), so runs against one long-lived
+// server never see each other's rows.
+//
+// Not thread-safe: owned by the benchmark thread that started it.
+#ifndef SKIFF_SUPPORT_STACK_H_
+#define SKIFF_SUPPORT_STACK_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "support/load_driver.h"
+
+namespace skiff::bench {
+
+struct StackOptions {
+  std::string store = "sqlite";       // memory | sqlite | postgres
+  std::string durability = "commit";  // commit | memory
+  std::string server = "inprocess";   // inprocess | child
+  // Attach to this running server instead (ws://HOST:PORT), as this user.
+  std::string url;
+  std::string user;
+  std::string secret;
+  // Start the Bun peer (bench/peers/kv_peer.ts) with this bun binary
+  // instead of a Skiff server.
+  std::string bun;
+  // I/O threads of a server started here. One, because on this 2-core
+  // machine the load driver needs the other core (see docs/benchmarks.md).
+  size_t io_threads = 1;
+  uint32_t drop_one_add_in = 0;  // test only; in-process servers only
+};
+
+class Stack {
+ public:
+  // unavailable when the store kind cannot be had (PostgreSQL missing) or
+  // the server does not come up; bad_request for options that do not fit.
+  static Result<std::unique_ptr<Stack>> Start(const StackOptions& options);
+  ~Stack();
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+
+  // A pool of `connections` x `pipeline`, logged in unless `login` is false.
+  Result<std::unique_ptr<LoadDriver>> Connect(size_t connections, size_t pipeline,
+                                              std::chrono::milliseconds timeout,
+                                              bool login = true) const;
+  DriverOptions Target() const;
+
+  // "e2e_<stem>_<nonce>_<n>": the nonce is random per stack, n counts.
+  std::string FreshTable(const std::string& stem);
+
+  // CPU the server has used so far: the child's process, or this whole
+  // process for an in-process server (the caller subtracts its own load
+  // thread); nullopt for an attached server.
+  std::optional<double> ServerCpuSeconds() const;
+  bool in_process() const;
+
+  // Stops a server started here; returns the final flush's error.
+  Status Stop();
+
+  const StackOptions& options() const;
+  // What the JSON context should say: store kind, durability, where.
+  std::string store_kind() const;
+  std::string durability() const;
+  std::string where() const;
+
+ private:
+  class Impl;
+  explicit Stack(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The server version of the test PostgreSQL ("15.18"); empty when none.
+std::string TestPostgresVersion();
+
+}  // namespace skiff::bench
+
+#endif  // SKIFF_SUPPORT_STACK_H_
