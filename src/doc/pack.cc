@@ -37,9 +37,11 @@ constexpr int kZstdLevel = 3;
 constexpr size_t kCompressFrom = 64;
 
 // A frame claiming more than this is treated as corrupted rather than
-// allocated for. Far above Limits::max_document_bytes, since MessagePack is
-// never much larger than the JSON text it came from.
-constexpr unsigned long long kMaxUnpackedBytes = 256ULL << 20;
+// allocated for. MessagePack is at most about 2.5x the JSON text it came from
+// (a float64 takes 9 bytes where "1.5," takes 4), so three times the largest
+// document Parse accepts covers every real one; a bigger frame is corruption,
+// and decoding it (up to one 16-byte Value per byte) would cost gigabytes.
+constexpr unsigned long long kMaxUnpackedBytes = 3ULL * Limits{}.max_document_bytes;
 
 // zstd contexts hold about 100-200 KB of tables each; making one per call
 // would cost more than the work. One pair per thread keeps Pack and Unpack

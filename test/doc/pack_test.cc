@@ -4,6 +4,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include "support/doc_generator.h"
 
@@ -76,6 +77,21 @@ TEST(PackTest, UnpackRejectsEmptyUnknownAndTruncatedInput) {
 
 // Arbitrary bytes must never crash Unpack; whatever it returns is either an
 // error or a value that packs again.
+TEST(PackTest, UnpackRefusesAFrameFarLargerThanAnyDocument) {
+  // 64 MiB of MessagePack nils compress to a few KB; decoding them would mean
+  // 64 M values. Packed bytes come only from Pack, so this is corruption.
+  const std::string nils(64u << 20, '\xC0');
+  std::string frame(ZSTD_compressBound(nils.size()), '\0');
+  const size_t n = ZSTD_compress(frame.data(), frame.size(), nils.data(), nils.size(), 1);
+  ASSERT_FALSE(ZSTD_isError(n));
+  frame.resize(n);
+  const std::string packed = std::string(1, '\x02') + frame.substr(4);  // tag, no magic
+  ASSERT_LT(packed.size(), 64u * 1024);
+  auto unpacked = Unpack(packed);
+  ASSERT_FALSE(unpacked.ok());
+  EXPECT_EQ(unpacked.status().code(), StatusCode::kInternal);
+}
+
 TEST(PackTest, UnpackSurvivesArbitraryBytes) {
   std::mt19937_64 rng(77);
   support::DocGenerator gen(10);
