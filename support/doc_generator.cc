@@ -171,9 +171,15 @@ Value DocGenerator::Row() {
   title += Word();
   title += ' ';
   title += Name(1, 3);
+  // Appended rather than "r" + std::to_string(...): g++ 12 raises a false
+  // -Wrestrict on that operator+ in optimised builds.
+  std::string id = "r";
+  id += std::to_string(rng_() % 100'000'000);
+  std::string group = "g";
+  group += std::to_string(Below(1000));
   return Value{
-      {"id", "r" + std::to_string(rng_() % 100'000'000)},
-      {"group", "g" + std::to_string(Below(1000))},
+      {"id", std::move(id)},
+      {"group", std::move(group)},
       {"title", std::move(title)},
       {"done", Chance(40)},
       {"priority", Between(1, 5)},
