@@ -24,6 +24,7 @@ class Client::Impl {
     for (size_t i = 0; i < options_.connections; ++i) {
       auto conn =
           std::make_shared<internal::PooledConnection>(*transport_, options_, clock_, next_id_);
+      conn->set_wire_tally(&tally_);
       std::promise<Status> promise;
       ready.push_back(promise.get_future());
       conn->Start(std::move(promise));
@@ -58,6 +59,15 @@ class Client::Impl {
     }
     Pick().Submit(body->dump(-1, ' ', false, doc::Value::error_handler_t::replace),
                   std::move(done));
+  }
+
+  WireCounters wire_counters() const {
+    WireCounters c;
+    c.frames_sent = tally_.frames_sent.load(std::memory_order_relaxed);
+    c.bytes_sent = tally_.bytes_sent.load(std::memory_order_relaxed);
+    c.frames_received = tally_.frames_received.load(std::memory_order_relaxed);
+    c.bytes_received = tally_.bytes_received.load(std::memory_order_relaxed);
+    return c;
   }
 
   void Shutdown() {
@@ -95,6 +105,7 @@ class Client::Impl {
   const ClientOptions options_;
   SystemClock system_clock_;
   const Clock& clock_;
+  internal::WireTally tally_;  // before transport_: its thread counts into it
   std::unique_ptr<internal::Transport> transport_;
   std::vector<std::shared_ptr<internal::PooledConnection>> conns_;  // fixed after Start
   std::atomic<uint64_t> next_id_{1};
@@ -208,6 +219,8 @@ Result<Page> Client::All(std::string_view table, std::string_view after, size_t 
 }
 
 Result<doc::Value> Client::Stats() { return CallSync({{"op", "stats"}}); }
+
+WireCounters Client::wire_counters() const { return impl_->wire_counters(); }
 
 void Client::Shutdown() { impl_->Shutdown(); }
 

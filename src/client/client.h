@@ -42,6 +42,15 @@ struct Page {
   std::optional<std::string> next;  // pass as `after`; nullopt on the last page
 };
 
+// Traffic of one Client since it connected: text frames and their payload
+// bytes (WebSocket framing not included), login and reconnects included.
+struct WireCounters {
+  uint64_t frames_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t frames_received = 0;
+  uint64_t bytes_received = 0;
+};
+
 class Client {
  public:
   // Connects every pooled connection (and logs in when options.user is set).
@@ -75,6 +84,8 @@ class Client {
   // limit 0 = the server's default.
   Result<Page> All(std::string_view table, std::string_view after = {}, size_t limit = 0);
   Result<doc::Value> Stats();
+
+  WireCounters wire_counters() const;
 
   // Fails everything pending and closes the connections. Idempotent.
   void Shutdown();

@@ -1,4 +1,5 @@
-// skiff: administration of a Skiff store (users and their permissions).
+// skiff: administration of a Skiff store (users, their permissions and their
+// sync groups).
 // It opens the store directly, so run it where the store is reachable; a
 // SQLite file can be changed while skiffd runs (WAL), and the server reads
 // users at each login.
@@ -40,6 +41,26 @@ int Usage(const std::string& problem) {
   return 2;
 }
 
+// `group add GROUP`, `group grant USER GROUP`, `group revoke USER GROUP`.
+int RunGroup(const std::string& store_url, const std::vector<std::string>& words) {
+  const std::string verb = words.size() > 1 ? words[1] : "";
+  const size_t want = verb == "add" ? 3 : 4;
+  if ((verb != "add" && verb != "grant" && verb != "revoke") || words.size() != want) {
+    return Usage("expected 'group add GROUP' or 'group grant|revoke USER GROUP'");
+  }
+  auto store = skiff::store::OpenStore(store_url);
+  if (!store.ok()) return Fail(store.status());
+  skiff::Status st;
+  if (verb == "add") {
+    st = skiff::server::CreateGroup(**store, words[2]);
+  } else if (verb == "grant") {
+    st = skiff::server::GrantGroup(**store, words[2], words[3]);
+  } else {
+    st = skiff::server::RevokeGroup(**store, words[2], words[3]);
+  }
+  return st.ok() ? 0 : Fail(st);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -65,7 +86,10 @@ int main(int argc, char** argv) {
       words.push_back(a);
     }
   }
-  if (words.size() < 3 || words[0] != "user") return Usage("expected 'user add|set|delete NAME'");
+  if (!words.empty() && words[0] == "group") return RunGroup(store_url, words);
+  if (words.size() < 3 || words[0] != "user") {
+    return Usage("expected 'user add|set|delete NAME' or 'group add|grant|revoke ...'");
+  }
   const std::string& verb = words[1];
   const std::string& name = words[2];
   if (words.size() > 3) return Usage("unexpected argument '" + words[3] + "'");

@@ -9,6 +9,7 @@
 #include "server/internal/document_cache.h"
 #include "server/internal/listener.h"
 #include "server/internal/request_handler.h"
+#include "sync/sync_engine.h"
 
 namespace skiff::server {
 namespace {
@@ -40,11 +41,13 @@ std::optional<Durability> DurabilityFromName(std::string_view name) {
 
 class Server::Impl {
  public:
-  Impl(const ServerOptions& options, store::Store& store, const Clock& clock)
+  Impl(const ServerOptions& options, store::Store& store, const Clock& clock,
+       std::unique_ptr<sync::SyncEngine> sync)
       : options_(options),
         cache_(store, clock, kShards),
         committer_(store, options.durability, options.flush_interval),
-        handler_(options, store, cache_, committer_) {}
+        sync_(std::move(sync)),
+        handler_(options, store, cache_, committer_, *sync_) {}
 
   ~Impl() { StopSweeper(); }
 
@@ -106,6 +109,9 @@ class Server::Impl {
     // Replies of writes still committing go out before the connections close.
     stop_status_ = committer_.Flush();
     listener_->Shutdown(std::chrono::seconds(2));
+    // Every connection is closed, so its held waits are cancelled; pushes
+    // still queued commit before the engine stops.
+    sync_->Stop();
     StopSweeper();
     committer_.Stop();
     return stop_status_;
@@ -115,6 +121,7 @@ class Server::Impl {
   const ServerOptions options_;
   internal::DocumentCache cache_;
   internal::Committer committer_;
+  std::unique_ptr<sync::SyncEngine> sync_;
   internal::RequestHandler handler_;
   std::unique_ptr<internal::Listener> listener_;
   std::mutex stop_mu_;
@@ -129,7 +136,11 @@ class Server::Impl {
 Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, store::Store& store,
                                               const Clock& clock) {
   SKIFF_RETURN_IF_ERROR(ValidateOptions(options));
-  auto impl = std::make_unique<Impl>(options, store, clock);
+  // The engine only reads the clock (Now() is const); SyncEngine::Start takes
+  // a non-const reference, hence the cast.
+  Result<std::unique_ptr<sync::SyncEngine>> sync = sync::SyncEngine::Start(store, clock);
+  if (!sync.ok()) return sync.status();
+  auto impl = std::make_unique<Impl>(options, store, clock, std::move(*sync));
   SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock));
   impl->StartSweeper();
   return std::unique_ptr<Server>(new Server(std::move(impl)));

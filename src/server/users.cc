@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sodium.h>
 
+#include "doc/names.h"
+
 namespace skiff::server {
 namespace {
 
@@ -111,6 +113,13 @@ Status DeleteUser(store::Store& store, std::string_view name) {
 
 Result<Permissions> Authenticate(store::Store& store, std::string_view name,
                                  std::string_view secret) {
+  Result<Account> account = AuthenticateAccount(store, name, secret);
+  if (!account.ok()) return account.status();
+  return std::move(account->permissions);
+}
+
+Result<Account> AuthenticateAccount(store::Store& store, std::string_view name,
+                                    std::string_view secret) {
   const Status denied = Unauthorized("unknown user or wrong secret");
   if (!ValidateUserName(name).ok()) return denied;
   SKIFF_RETURN_IF_ERROR(InitSodium());
@@ -144,7 +153,68 @@ Result<Permissions> Authenticate(store::Store& store, std::string_view name,
       lists[i].push_back(t.get<std::string>());
     }
   }
-  return Permissions(std::move(lists[0]), std::move(lists[1]));
+  Account account;
+  account.permissions = Permissions(std::move(lists[0]), std::move(lists[1]));
+  // Records written before groups existed have no list: no groups.
+  if (const nlohmann::json* groups = field("groups"); groups != nullptr) {
+    if (!groups->is_array()) {
+      return Internal("user record of '" + std::string(name) + "' is corrupt");
+    }
+    for (const nlohmann::json& g : *groups) {
+      if (!g.is_string()) return Internal("user record of '" + std::string(name) + "' is corrupt");
+      account.groups.push_back(g.get<std::string>());
+    }
+  }
+  return account;
+}
+
+Status CreateGroup(store::Store& store, std::string_view group) {
+  SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(group));
+  Result<std::optional<std::string>> existing = store.Get(kGroupsTable, group);
+  if (!existing.ok()) return existing.status();
+  if (existing->has_value()) return BadRequest("group '" + std::string(group) + "' already exists");
+  return store.Put(kGroupsTable, group, "{}");
+}
+
+Result<std::vector<std::string>> UserGroups(store::Store& store, std::string_view user) {
+  Result<nlohmann::json> record = LoadRecord(store, user);
+  if (!record.ok()) return record.status();
+  std::vector<std::string> groups;
+  auto it = record->find("groups");
+  if (it == record->end()) return groups;
+  if (!it->is_array()) return Internal("user record of '" + std::string(user) + "' is corrupt");
+  for (const nlohmann::json& g : *it) {
+    if (!g.is_string()) return Internal("user record of '" + std::string(user) + "' is corrupt");
+    groups.push_back(g.get<std::string>());
+  }
+  return groups;
+}
+
+Status GrantGroup(store::Store& store, std::string_view user, std::string_view group) {
+  SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(group));
+  Result<std::optional<std::string>> exists = store.Get(kGroupsTable, group);
+  if (!exists.ok()) return exists.status();
+  if (!exists->has_value()) return BadRequest("no group named '" + std::string(group) + "'");
+  Result<nlohmann::json> record = LoadRecord(store, user);
+  if (!record.ok()) return record.status();
+  Result<std::vector<std::string>> groups = UserGroups(store, user);
+  if (!groups.ok()) return groups.status();
+  for (const std::string& g : *groups) {
+    if (g == group) return Status::Ok();
+  }
+  groups->emplace_back(group);
+  (*record)["groups"] = *groups;
+  return store.Put(kUsersTable, user, record->dump());
+}
+
+Status RevokeGroup(store::Store& store, std::string_view user, std::string_view group) {
+  Result<nlohmann::json> record = LoadRecord(store, user);
+  if (!record.ok()) return record.status();
+  Result<std::vector<std::string>> groups = UserGroups(store, user);
+  if (!groups.ok()) return groups.status();
+  std::erase(*groups, std::string(group));
+  (*record)["groups"] = *groups;
+  return store.Put(kUsersTable, user, record->dump());
 }
 
 }  // namespace skiff::server

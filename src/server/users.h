@@ -6,12 +6,16 @@
 // hash (Argon2) exists to make guessing low-entropy human passwords costly;
 // these secrets have 256 bits of entropy, so guessing is hopeless anyway and a
 // fast hash keeps login cheap. Hashes are compared in constant time.
+//
+// Sync groups: a group exists once created (a record in "$groups"); a user's
+// groups are a list in their "$users" record, read at login with the rest.
 // Functions are thread-safe when the Store is (every Store is).
 #ifndef SKIFF_SERVER_USERS_H_
 #define SKIFF_SERVER_USERS_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "server/permissions.h"
@@ -20,6 +24,13 @@
 namespace skiff::server {
 
 inline constexpr std::string_view kUsersTable = "$users";
+inline constexpr std::string_view kGroupsTable = "$groups";
+
+// What a login yields: table permissions and sync groups.
+struct Account {
+  Permissions permissions;
+  std::vector<std::string> groups;
+};
 
 // OK when `name` matches [A-Za-z0-9_-]{1,64}; bad_request otherwise.
 Status ValidateUserName(std::string_view name);
@@ -41,6 +52,20 @@ Status DeleteUser(store::Store& store, std::string_view name);
 // unavailable or internal when the store fails or the record is corrupt.
 Result<Permissions> Authenticate(store::Store& store, std::string_view name,
                                  std::string_view secret);
+// Authenticate, also returning the user's sync groups (one store read).
+Result<Account> AuthenticateAccount(store::Store& store, std::string_view name,
+                                    std::string_view secret);
+
+// Creates sync group `group` (named like a table). bad_request when the name
+// is invalid or the group exists.
+Status CreateGroup(store::Store& store, std::string_view group);
+// Adds `user` to `group`; bad_request when either is missing. Granting a
+// group the user has is a no-op. Takes effect at the user's next login.
+Status GrantGroup(store::Store& store, std::string_view user, std::string_view group);
+// Removes `user` from `group`; bad_request when the user is missing.
+Status RevokeGroup(store::Store& store, std::string_view user, std::string_view group);
+// The sync groups of `user`; bad_request when the user is missing.
+Result<std::vector<std::string>> UserGroups(store::Store& store, std::string_view user);
 
 }  // namespace skiff::server
 

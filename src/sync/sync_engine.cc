@@ -31,10 +31,10 @@ const std::vector<std::string>& GroupsOf(const Caller& caller) {
 
 }  // namespace
 
-SyncEngine::SyncEngine(store::Store& store, Clock& clock, SyncOptions options)
+SyncEngine::SyncEngine(store::Store& store, const Clock& clock, SyncOptions options)
     : store_(store), clock_(clock), options_(options) {}
 
-Result<std::unique_ptr<SyncEngine>> SyncEngine::Start(store::Store& store, Clock& clock,
+Result<std::unique_ptr<SyncEngine>> SyncEngine::Start(store::Store& store, const Clock& clock,
                                                       SyncOptions options) {
   std::unique_ptr<SyncEngine> engine(new SyncEngine(store, clock, options));
   Result<uint64_t> last = store.LastSyncId();

@@ -65,7 +65,7 @@ class SyncEngine {
   using WaitId = WaitRegistry::WaitId;
 
   // Reads the last sync id (overall and per group) and starts the threads.
-  static Result<std::unique_ptr<SyncEngine>> Start(store::Store& store, Clock& clock,
+  static Result<std::unique_ptr<SyncEngine>> Start(store::Store& store, const Clock& clock,
                                                    SyncOptions options = {});
   ~SyncEngine();  // Stop()
   SyncEngine(const SyncEngine&) = delete;
@@ -114,7 +114,7 @@ class SyncEngine {
     uint64_t last_seq = 0;
   };
 
-  SyncEngine(store::Store& store, Clock& clock, SyncOptions options);
+  SyncEngine(store::Store& store, const Clock& clock, SyncOptions options);
   Status ValidatePush(const Caller& caller, const PushRequest& request) const;
   void CommitLoop();
   void CommitQueued(std::vector<QueuedPush>& pushes);
@@ -124,7 +124,7 @@ class SyncEngine {
   void ExpiryLoop();
 
   store::Store& store_;
-  Clock& clock_;
+  const Clock& clock_;
   const SyncOptions options_;
 
   mutable std::mutex mu_;

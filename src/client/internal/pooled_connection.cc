@@ -68,6 +68,10 @@ void PooledConnection::SendLocked(const std::string& body, ReplyCallback done,
     frame += '}';
   }
   in_flight_.emplace(id, InFlight{std::move(done), deadline});
+  if (tally_ != nullptr) {
+    tally_->frames_sent.fetch_add(1, std::memory_order_relaxed);
+    tally_->bytes_sent.fetch_add(frame.size(), std::memory_order_relaxed);
+  }
   // A failed send means the connection is going down; OnClose fails it.
   conn_->SendText(frame);
 }
@@ -153,6 +157,10 @@ void PooledConnection::OnLogin(const Result<doc::Value>& reply) {
 }
 
 void PooledConnection::OnMessage(std::string_view payload, bool binary) {
+  if (tally_ != nullptr) {
+    tally_->frames_received.fetch_add(1, std::memory_order_relaxed);
+    tally_->bytes_received.fetch_add(payload.size(), std::memory_order_relaxed);
+  }
   if (binary) return;  // the protocol has none; ignore rather than guess
   doc::Value reply = doc::Value::parse(payload, nullptr, /*allow_exceptions=*/false);
   if (!reply.is_object()) return;

@@ -31,6 +31,15 @@ namespace skiff::client::internal {
 
 using ReplyCallback = std::function<void(Result<doc::Value>)>;
 
+// Frames and payload bytes a client's connections sent and received, counted
+// where frames leave and arrive (benchmarks report them as wire traffic).
+struct WireTally {
+  std::atomic<uint64_t> frames_sent{0};
+  std::atomic<uint64_t> bytes_sent{0};
+  std::atomic<uint64_t> frames_received{0};
+  std::atomic<uint64_t> bytes_received{0};
+};
+
 class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
  public:
   PooledConnection(Transport& transport, const ClientOptions& options, const Clock& clock,
@@ -53,6 +62,8 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   // For choosing a connection: requests in flight plus queued.
   size_t load() const { return load_.load(std::memory_order_relaxed); }
   bool ready() const { return ready_.load(std::memory_order_relaxed); }
+  // Where to count traffic (must outlive the connection); none by default.
+  void set_wire_tally(WireTally* tally) { tally_ = tally; }
 
  private:
   enum class State { kConnecting, kLoggingIn, kReady, kDown, kFailed, kShutdown };
@@ -86,6 +97,7 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   const ClientOptions& options_;
   const Clock& clock_;
   std::atomic<uint64_t>& next_id_;
+  WireTally* tally_ = nullptr;  // set before Start
 
   mutable std::mutex mu_;
   State state_ = State::kConnecting;                   // guarded by mu_

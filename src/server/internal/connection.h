@@ -2,18 +2,23 @@
 // any websocketpp type, plus that connection's session state.
 //
 // Send and Close are thread-safe (replies of committed writes are sent from
-// the committer thread). The session fields (`user`, `permissions`) are read
-// and written only by the connection's own message handler, which websocketpp
-// runs serially per connection, so they need no lock. Counters are atomic.
+// the committer thread), and so is Post. The session fields (`user`,
+// `permissions`, `groups`) are read and written only by the connection's own
+// message handler, which websocketpp runs serially per connection, so they
+// need no lock. Counters are atomic; `waits` has its own lock.
 #ifndef SKIFF_SERVER_INTERNAL_CONNECTION_H_
 #define SKIFF_SERVER_INTERNAL_CONNECTION_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "server/internal/held_waits.h"
 #include "server/permissions.h"
 
 namespace skiff::server::internal {
@@ -31,10 +36,18 @@ class Connection {
   virtual void Send(std::string frame) = 0;
   // Starts the closing handshake after the frames already queued.
   virtual void Close(uint16_t code, const std::string& reason) = 0;
+  // Runs `fn` on one of the server's I/O threads, so work handed over by
+  // another thread (the sync engine's) does not run on that thread. Dropped
+  // when the connection is gone. The default runs it at once.
+  virtual void Post(std::function<void()> fn) { fn(); }
 
   // Session (owned by the connection's message handler; see above).
   std::optional<std::string> user;
   Permissions permissions;
+  // Sync groups read at login: the engine's Caller for this session.
+  std::shared_ptr<const std::vector<std::string>> groups;
+  // Held sync waits (thread-safe on its own).
+  HeldWaits waits;
 
   // Requests received whose reply has not been sent yet.
   std::atomic<size_t> in_flight{0};

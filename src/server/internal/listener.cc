@@ -54,6 +54,12 @@ class WsConnection final : public Connection {
     }
   }
 
+  void Post(std::function<void()> fn) override {
+    if (WsConnectionPtr con = con_.lock()) {
+      asio::post(con->get_socket().get_executor(), std::move(fn));
+    }
+  }
+
  private:
   // Weak: the websocketpp connection owns us through ConnectionSlot.
   std::weak_ptr<WsServer::connection_type> con_;

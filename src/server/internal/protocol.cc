@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "doc/names.h"
+#include "server/internal/sync_codec.h"
 #include "store/store.h"
 
 namespace skiff::server::internal {
@@ -13,7 +14,7 @@ struct OpEntry {
   std::string_view name;
   Op op;
 };
-constexpr std::array<OpEntry, 12> kOps = {{{"login", Op::kLogin},
+constexpr std::array<OpEntry, 16> kOps = {{{"login", Op::kLogin},
                                            {"logout", Op::kLogout},
                                            {"ping", Op::kPing},
                                            {"echo", Op::kEcho},
@@ -24,7 +25,11 @@ constexpr std::array<OpEntry, 12> kOps = {{{"login", Op::kLogin},
                                            {"add", Op::kAdd},
                                            {"merge", Op::kMerge},
                                            {"all", Op::kAll},
-                                           {"stats", Op::kStats}}};
+                                           {"stats", Op::kStats},
+                                           {"push", Op::kPush},
+                                           {"pull", Op::kPull},
+                                           {"bootstrap", Op::kBootstrap},
+                                           {"wait", Op::kWait}}};
 
 std::string Json(const doc::Value& v) {
   // Replace rather than throw on invalid UTF-8: parsed input is already
@@ -127,6 +132,11 @@ Status DecodeFields(doc::Value& obj, Request& r) {
       return DecodeAdd(obj, r);
     case Op::kAll:
       return DecodeAll(obj, r);
+    case Op::kPush:
+    case Op::kPull:
+    case Op::kBootstrap:
+    case Op::kWait:
+      return DecodeSyncFields(obj, r);
   }
   return Internal("unhandled op");
 }

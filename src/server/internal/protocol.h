@@ -14,6 +14,8 @@
 #include "base/status.h"
 #include "doc/document.h"
 #include "doc/path.h"
+#include "store/store.h"
+#include "sync/types.h"
 
 namespace skiff::server::internal {
 
@@ -29,7 +31,12 @@ enum class Op {
   kAdd,
   kMerge,
   kAll,
-  kStats
+  kStats,
+  // Sync (docs/sync.md); decoded by sync_codec.h.
+  kPush,
+  kPull,
+  kBootstrap,
+  kWait
 };
 
 std::string_view OpName(Op op);
@@ -48,6 +55,11 @@ struct Request {
   size_t limit = 0;    // all
   doc::Path path;      // add
   doc::Value value;    // set: value; echo: data; merge: patch; add: delta
+  // Sync ops.
+  sync::PushRequest push;           // push
+  uint64_t since = 0;               // pull wait
+  store::SyncRowCursor sync_after;  // bootstrap; empty group = from the start
+  uint64_t timeout_ms = 0;          // wait
 };
 
 // Decodes one request frame. On error, `*id` holds the request id when the

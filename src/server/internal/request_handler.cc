@@ -22,18 +22,20 @@ std::string JsonString(std::string_view s) {
 }
 
 bool WaitsForCommit(Op op) {
-  return op == Op::kSet || op == Op::kDelete || op == Op::kAdd || op == Op::kMerge;
+  return op == Op::kSet || op == Op::kDelete || op == Op::kAdd || op == Op::kMerge ||
+         op == Op::kPush;
 }
 
 }  // namespace
 
 RequestHandler::RequestHandler(const ServerOptions& options, store::Store& store,
-                               DocumentCache& cache, Committer& committer)
+                               DocumentCache& cache, Committer& committer, sync::SyncEngine& sync)
     : options_(options),
       limits_(RequestLimits(options)),
       store_(store),
       cache_(cache),
-      committer_(committer) {}
+      committer_(committer),
+      sync_(sync) {}
 
 void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) {
   if (payload.size() > options_.max_frame_bytes) {
@@ -75,6 +77,7 @@ void RequestHandler::OnBinary(const std::shared_ptr<Connection>& conn) {
 }
 
 void RequestHandler::OnClose(const std::shared_ptr<Connection>& conn) {
+  CancelWaits(*conn);
   if (conn->user) {
     conn->user.reset();
     sessions_.fetch_sub(1, std::memory_order_relaxed);
@@ -123,6 +126,15 @@ Status RequestHandler::Execute(const std::shared_ptr<Connection>& conn, Request&
       return Merge(conn, r);
     case Op::kStats:
       return Stats(*conn, r);
+    // Any logged-in user may sync; the engine limits them to their groups.
+    case Op::kPush:
+      return Push(conn, r);
+    case Op::kPull:
+      return Pull(*conn, r);
+    case Op::kBootstrap:
+      return Bootstrap(*conn, r);
+    case Op::kWait:
+      return Wait(conn, r);
   }
   return Internal("unhandled op");
 }
@@ -132,10 +144,11 @@ Status RequestHandler::Login(Connection& conn, const Request& r) {
     return BadRequest("this connection is already logged in as '" + *conn.user +
                       "'; log out first");
   }
-  Result<Permissions> permissions = Authenticate(store_, r.user, r.secret);
-  if (!permissions.ok()) return permissions.status();
+  Result<Account> account = AuthenticateAccount(store_, r.user, r.secret);
+  if (!account.ok()) return account.status();
   conn.user = r.user;
-  conn.permissions = std::move(*permissions);
+  conn.permissions = std::move(account->permissions);
+  conn.groups = std::make_shared<const std::vector<std::string>>(std::move(account->groups));
   sessions_.fetch_add(1, std::memory_order_relaxed);
   conn.Send(EncodeOk(r.id));
   return Status::Ok();
@@ -144,6 +157,7 @@ Status RequestHandler::Login(Connection& conn, const Request& r) {
 Status RequestHandler::Logout(Connection& conn, const Request& r) {
   conn.user.reset();
   conn.permissions = Permissions();
+  conn.groups.reset();
   sessions_.fetch_sub(1, std::memory_order_relaxed);
   conn.Send(EncodeOk(r.id));
   return Status::Ok();
@@ -307,6 +321,7 @@ Status RequestHandler::All(Connection& conn, const Request& r) {
 Status RequestHandler::Stats(Connection& conn, const Request& r) {
   TierStats tiers = cache_.stats();
   CommitterCounters commits = committer_.counters();
+  sync::SyncCounters sync = sync_.counters();
   doc::Value fields = {
       {"tiers",
        {{"hot", {{"documents", tiers.hot.documents}, {"bytes", tiers.hot.bytes}}},
@@ -318,6 +333,15 @@ Status RequestHandler::Stats(Connection& conn, const Request& r) {
       {"store", std::string(store_.kind())},
       {"transactions", commits.transactions},
       {"writes", commits.writes},
+      // Statements the store ran since start: lets a benchmark count a
+      // server in another process (skiffd) the way it counts one in-process.
+      {"store_statements", store_.counters().statements},
+      {"sync",
+       {{"cursor", sync_.cursor()},
+        {"pushes", sync.pushes},
+        {"waits_held", sync.waits_held},
+        {"waits_woken", sync.waits_woken},
+        {"waits_expired", sync.waits_expired}}},
   };
   conn.Send(EncodeOk(r.id, fields));
   return Status::Ok();

@@ -1,9 +1,11 @@
 // RequestHandler: executes v1 requests for the listener's connections.
 //
 // Decodes each frame (protocol.h), enforces the session and permission rules,
-// runs the op against the DocumentCache and queues writes to the Committer.
-// Reads reply at once; writes reply when their transaction commits (commit
-// durability) or once applied (memory durability). Thread-safe: called from
+// runs the op against the DocumentCache and queues writes to the Committer;
+// sync ops go to the SyncEngine (request_handler_sync.cc). Reads reply at
+// once; writes reply when their transaction commits (commit durability) or
+// once applied (memory durability); pushes after their commit; held waits
+// when the engine answers them, posted to an I/O thread. Thread-safe: called from
 // every I/O thread; per-connection calls are serial (see listener.h).
 #ifndef SKIFF_SERVER_INTERNAL_REQUEST_HANDLER_H_
 #define SKIFF_SERVER_INTERNAL_REQUEST_HANDLER_H_
@@ -21,13 +23,14 @@
 #include "server/internal/protocol.h"
 #include "server/server_options.h"
 #include "store/store.h"
+#include "sync/sync_engine.h"
 
 namespace skiff::server::internal {
 
 class RequestHandler final : public ListenerHandler {
  public:
   RequestHandler(const ServerOptions& options, store::Store& store, DocumentCache& cache,
-                 Committer& committer);
+                 Committer& committer, sync::SyncEngine& sync);
 
   // Where `stats` reads the number of open connections.
   void set_connection_counter(std::function<size_t()> counter) {
@@ -52,6 +55,13 @@ class RequestHandler final : public ListenerHandler {
   Status Merge(const std::shared_ptr<Connection>& conn, const Request& r);
   Status All(Connection& conn, const Request& r);
   Status Stats(Connection& conn, const Request& r);
+  // Sync ops (request_handler_sync.cc).
+  Status Push(const std::shared_ptr<Connection>& conn, Request& r);
+  Status Pull(Connection& conn, const Request& r);
+  Status Bootstrap(Connection& conn, const Request& r);
+  Status Wait(const std::shared_ptr<Connection>& conn, const Request& r);
+  // Cancels the held waits of a connection that closed.
+  void CancelWaits(Connection& conn);
 
   // Queues a write of (table, key) to the committer. Call inside
   // DocumentCache::With so the store sees the key's writes in order. In
@@ -67,6 +77,7 @@ class RequestHandler final : public ListenerHandler {
   store::Store& store_;
   DocumentCache& cache_;
   Committer& committer_;
+  sync::SyncEngine& sync_;
   std::function<size_t()> connection_counter_;
   std::atomic<size_t> sessions_{0};
   std::atomic<uint64_t> adds_seen_{0};  // for options_.drop_one_add_in

@@ -1,0 +1,146 @@
+// The server write family: SQL statements the store runs for one write, over
+// the real server and WebSocket, per store (memory counts none).
+//
+//   BM_ServerWrite: a v1 `set` of a new ~200-byte document.
+//   BM_PushFirst:   a push of one row by a device the server has never seen
+//                   (it reads the device's record once).
+//   BM_PushOne:     a later push of one row by the same device.
+//
+// Statements are counted by the store as it sends them (deterministic);
+// requests go one at a time, so no two share a transaction. After the timed
+// loop each case checks that every write landed (pull or get).
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "support/counters.h"
+#include "support/latency.h"
+
+#include "bench/sync_bench_common.h"
+
+namespace skiff::bench {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+struct Setup {
+  std::unique_ptr<SyncStack> stack;
+  std::unique_ptr<client::Client> client;
+};
+
+Setup Prepare(benchmark::State& state, const std::string& kind) {
+  Setup s;
+  s.stack = SyncStack::Open(state, kind);
+  if (!s.stack) return s;
+  Status added = s.stack->AddUser("ann", "team");
+  if (added.ok()) {
+    // Table permissions for the `set` case.
+    added = server::SetPermissions(s.stack->store(), "ann", server::Permissions({"*"}, {"*"}));
+  }
+  if (!added.ok()) {
+    state.SkipWithError(added.ToString().c_str());
+    s.stack.reset();
+    return s;
+  }
+  auto c = client::Client::Connect(s.stack->ClientFor("ann"));
+  if (!c.ok()) {
+    state.SkipWithError(c.status().ToString().c_str());
+    s.stack.reset();
+    return s;
+  }
+  s.client = std::move(*c);
+  return s;
+}
+
+doc::Value PushOf(const std::string& device, uint64_t seq, uint64_t row) {
+  return {{"op", "push"},
+          {"device", device},
+          {"changes",
+           {{{"seq", seq},
+             {"table", "tasks"},
+             {"key", RowKey(row)},
+             {"group", "team"},
+             {"value", doc::Value::parse(TaskRow(row))}}}}};
+}
+
+void BM_ServerWrite(benchmark::State& state, const std::string& kind) {
+  Setup s = Prepare(state, kind);
+  if (!s.stack) return;
+  const auto before = s.stack->store().counters();
+  LatencyRecorder latency;
+  uint64_t i = 0;
+  for (auto _ : state) {
+    doc::Value request = {{"op", "set"},
+                          {"table", "docs"},
+                          {"key", RowKey(i)},
+                          {"value", doc::Value::parse(TaskRow(i))}};
+    const auto start = SteadyClock::now();
+    auto reply = s.client->CallSync(request);
+    latency.Record(SteadyClock::now() - start);
+    if (!reply.ok()) return state.SkipWithError(reply.status().ToString().c_str());
+    ++i;
+  }
+  const auto after = s.stack->store().counters();
+  auto back = s.stack->store().Get("docs", RowKey(i - 1));
+  if (!back.ok() || !back->has_value()) return state.SkipWithError("last write not in the store");
+  SetDeterministic(state, "statements_per_write",
+                   double(after.statements - before.statements) / double(i));
+  latency.Report(state);
+  state.SetItemsProcessed(static_cast<int64_t>(i));
+}
+
+// `first`: every push comes from a new device; otherwise one device pushes
+// again and again (after a first push outside the measurement).
+void BM_Push(benchmark::State& state, const std::string& kind, bool first) {
+  Setup s = Prepare(state, kind);
+  if (!s.stack) return;
+  uint64_t seq = 0, row = 0;
+  if (!first) {
+    auto warm = s.client->CallSync(PushOf("steady", ++seq, row++));
+    if (!warm.ok()) return state.SkipWithError(warm.status().ToString().c_str());
+  }
+  const auto before = s.stack->store().counters();
+  LatencyRecorder latency;
+  uint64_t pushes = 0, applied = 0, cursor = 0;
+  for (auto _ : state) {
+    doc::Value request = first ? PushOf("device-" + std::to_string(pushes), 1, row++)
+                               : PushOf("steady", ++seq, row++);
+    const auto start = SteadyClock::now();
+    auto reply = s.client->CallSync(request);
+    latency.Record(SteadyClock::now() - start);
+    if (!reply.ok()) return state.SkipWithError(reply.status().ToString().c_str());
+    applied += (*reply)["applied"].get<uint64_t>();
+    cursor = (*reply)["cursor"].get<uint64_t>();
+    ++pushes;
+  }
+  const auto after = s.stack->store().counters();
+  if (applied != pushes) return state.SkipWithError("a push did not apply its row");
+  // Each row got its own sync id: the cursor counts every row pushed.
+  auto log = s.stack->store().LastSyncId();
+  if (cursor != row || !log.ok() || *log != row) {
+    return state.SkipWithError("the change log does not hold every pushed row");
+  }
+  SetDeterministic(state, first ? "statements_per_first_push" : "statements_per_push",
+                   double(after.statements - before.statements) / double(pushes));
+  latency.Report(state);
+  state.SetItemsProcessed(static_cast<int64_t>(pushes));
+}
+
+const bool kRegistered = AddRegistration([] {
+  for (const std::string& kind : SelectedStores()) {
+    benchmark::RegisterBenchmark(("BM_ServerWrite/" + kind).c_str(), BM_ServerWrite, kind)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("BM_PushFirst/" + kind).c_str(), BM_Push, kind, true)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("BM_PushOne/" + kind).c_str(), BM_Push, kind, false)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+});
+
+}  // namespace
+}  // namespace skiff::bench

@@ -1,0 +1,582 @@
+#include "client/device.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "client/client.h"
+#include "doc/names.h"
+
+namespace skiff::client {
+namespace {
+
+Status ValidateName(const RowName& name) {
+  SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(name.group));
+  SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(name.table));
+  return doc::ValidateKey(name.key);
+}
+
+// Errors a retry cannot fix: the entries that caused them are dropped.
+bool IsFinal(const Status& s) {
+  return s.code() == StatusCode::kForbidden || s.code() == StatusCode::kBadRequest ||
+         s.code() == StatusCode::kTooLarge;
+}
+
+Result<const doc::Value*> Member(const doc::Value& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end()) return Internal(std::string("reply lacks '") + name + "'");
+  return &*it;
+}
+
+Result<uint64_t> Unsigned(const doc::Value& obj, const char* name) {
+  Result<const doc::Value*> v = Member(obj, name);
+  if (!v.ok()) return v.status();
+  if (!(*v)->is_number_unsigned()) return Internal(std::string("'") + name + "' is not a number");
+  return (*v)->get<uint64_t>();
+}
+
+Result<RowName> NameOf(const doc::Value& row) {
+  if (!row.is_object()) return Internal("malformed row in reply");
+  auto g = row.find("group"), t = row.find("table"), k = row.find("key");
+  if (g == row.end() || t == row.end() || k == row.end() || !g->is_string() || !t->is_string() ||
+      !k->is_string()) {
+    return Internal("malformed row in reply");
+  }
+  return RowName{g->get<std::string>(), t->get<std::string>(), k->get<std::string>()};
+}
+
+void Add(DeviceCounters& into, const WireCounters& wire) {
+  into.frames_sent += wire.frames_sent;
+  into.bytes_sent += wire.bytes_sent;
+  into.frames_received += wire.frames_received;
+  into.bytes_received += wire.bytes_received;
+}
+
+void Add(WireCounters& into, const WireCounters& wire) {
+  into.frames_sent += wire.frames_sent;
+  into.bytes_sent += wire.bytes_sent;
+  into.frames_received += wire.frames_received;
+  into.bytes_received += wire.bytes_received;
+}
+
+}  // namespace
+
+const char* SyncStateName(SyncState state) {
+  switch (state) {
+    case SyncState::kOffline:
+      return "offline";
+    case SyncState::kSyncing:
+      return "syncing";
+    case SyncState::kOnline:
+      return "online";
+  }
+  return "?";
+}
+
+// The reply of a wait in flight.
+struct WaitSlot {
+  bool done = false;
+  std::optional<Result<doc::Value>> reply;
+};
+
+class Device::Impl {
+ public:
+  Impl(const DeviceOptions& options, DeviceStorage& storage)
+      : options_(options), storage_(storage) {}
+
+  ~Impl() { Close(); }
+
+  Status Load() {
+    Result<StoredState> state = storage_.Load();
+    if (!state.ok()) return state.status();
+    std::lock_guard lock(mu_);
+    for (StoredRow& row : state->rows) rows_.emplace(std::move(row.name), std::move(row.value));
+    for (OutboxEntry& e : state->outbox) {
+      ++pending_[e.name];
+      outbox_.push_back(std::move(e));
+    }
+    position_ = state->position;
+    last_seq_ = std::max(state->last_seq, outbox_.empty() ? 0 : outbox_.back().seq);
+    return Status::Ok();
+  }
+
+  void StartLoop() {
+    if (options_.sync) loop_ = std::thread([this] { Loop(); });
+  }
+
+  void Close() {
+    std::shared_ptr<Client> client;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_ && !loop_.joinable()) return;
+      stopping_ = true;
+      client = client_;
+    }
+    cv_.notify_all();
+    // A request in flight (a pull from a server that stopped answering)
+    // fails now instead of at its timeout. Outside the lock: the failed
+    // requests' callbacks take it.
+    if (client) client->Shutdown();
+    if (loop_.joinable()) loop_.join();
+  }
+
+  std::optional<std::string> Get(const RowName& name) const {
+    std::lock_guard lock(mu_);
+    auto it = rows_.find(name);
+    if (it == rows_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::vector<StoredRow> Scan(std::string_view group, std::string_view table) const {
+    std::vector<StoredRow> out;
+    std::lock_guard lock(mu_);
+    for (auto it = rows_.lower_bound(RowName{std::string(group), std::string(table), ""});
+         it != rows_.end() && it->first.group == group && it->first.table == table; ++it) {
+      out.push_back({it->first, it->second});
+    }
+    return out;
+  }
+
+  size_t row_count() const {
+    std::lock_guard lock(mu_);
+    return rows_.size();
+  }
+
+  Status Write(const RowName& name, std::optional<std::string> value) {
+    SKIFF_RETURN_IF_ERROR(ValidateName(name));
+    {
+      std::lock_guard lock(mu_);
+      OutboxEntry entry{last_seq_ + 1, name, std::move(value)};
+      SKIFF_RETURN_IF_ERROR(storage_.WriteLocal(entry));
+      last_seq_ = entry.seq;
+      if (entry.value) {
+        rows_[name] = *entry.value;
+      } else {
+        rows_.erase(name);
+      }
+      ++pending_[name];
+      outbox_.push_back(std::move(entry));
+      poked_ = true;
+    }
+    cv_.notify_all();
+    return Status::Ok();
+  }
+
+  SyncState state() const {
+    std::lock_guard lock(mu_);
+    return state_;
+  }
+  size_t outbox_size() const {
+    std::lock_guard lock(mu_);
+    return outbox_.size();
+  }
+  uint64_t cursor() const {
+    std::lock_guard lock(mu_);
+    return position_.cursor;
+  }
+  Status last_error() const {
+    std::lock_guard lock(mu_);
+    return last_error_;
+  }
+  DeviceCounters counters() const {
+    std::lock_guard lock(mu_);
+    return CountersLocked();
+  }
+  DeviceCounters synced_counters() const {
+    std::lock_guard lock(mu_);
+    return synced_counters_;
+  }
+
+  Status WaitUntilSynced(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    if (!options_.sync) return BadRequest("this device was opened without sync");
+    const uint64_t target = rounds_started_ + 1;
+    poked_ = true;
+    cv_.notify_all();
+    if (cv_.wait_for(lock, timeout, [&] { return synced_round_ >= target || stopping_; }) &&
+        synced_round_ >= target) {
+      return Status::Ok();
+    }
+    return Unavailable("not synced within " + std::to_string(timeout.count()) +
+                       " ms; last error: " + last_error_.ToString());
+  }
+
+  Status WaitUntilUpToDate(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    if (!options_.sync) return BadRequest("this device was opened without sync");
+    if (cv_.wait_for(lock, timeout, [&] { return synced_round_ >= 1 || stopping_; }) &&
+        synced_round_ >= 1) {
+      return Status::Ok();
+    }
+    return Unavailable("not up to date within " + std::to_string(timeout.count()) +
+                       " ms; last error: " + last_error_.ToString());
+  }
+
+ private:
+  DeviceCounters CountersLocked() const {
+    DeviceCounters c = counters_;
+    Add(c, wire_done_);
+    if (client_) Add(c, client_->wire_counters());
+    return c;
+  }
+
+  // The sync loop: rounds of push and pull, a held wait between rounds,
+  // exponential back-off after errors.
+  void Loop() {
+    std::chrono::milliseconds backoff = options_.backoff_min;
+    for (;;) {
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) break;
+        poked_ = false;
+        round_ = ++rounds_started_;
+      }
+      Status s = Round();
+      if (s.ok()) {
+        backoff = options_.backoff_min;
+        s = Idle();
+      }
+      if (!s.ok()) {
+        const bool lost = s.code() == StatusCode::kUnavailable;
+        {
+          std::lock_guard lock(mu_);
+          last_error_ = s;
+          if (lost || !client_) state_ = SyncState::kOffline;
+        }
+        if (lost) DropClient();
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, backoff, [&] { return stopping_; });
+        backoff = std::min(backoff * 2, options_.backoff_max);
+      }
+    }
+    DropClient();
+    std::lock_guard lock(mu_);
+    state_ = SyncState::kOffline;
+  }
+
+  void DropClient() {
+    std::shared_ptr<Client> client;
+    {
+      std::lock_guard lock(mu_);
+      if (!client_) return;
+      Add(wire_done_, client_->wire_counters());
+      client = std::move(client_);
+      wait_slot_.reset();  // the client's end fails it
+    }
+    client.reset();  // fails what is pending (a held wait) on this thread
+  }
+
+  Status Connect() {
+    ClientOptions o;
+    o.host = options_.host;
+    o.port = options_.port;
+    o.user = options_.user;
+    o.secret = options_.secret;
+    o.reconnect = false;  // the loop reconnects, with back-off
+    o.connect_timeout = options_.request_timeout;
+    o.request_timeout = options_.wait_timeout + options_.request_timeout;
+    Result<std::unique_ptr<Client>> client = Client::Connect(o);
+    if (!client.ok()) return client.status();
+    std::lock_guard lock(mu_);
+    client_ = std::move(*client);
+    ++counters_.connects;
+    return Status::Ok();
+  }
+
+  // One request; counts it. Runs on the loop thread, which alone replaces
+  // client_, so the pointer is stable here.
+  Result<doc::Value> Call(const doc::Value& request, uint64_t DeviceCounters::*op) {
+    {
+      std::lock_guard lock(mu_);
+      ++counters_.requests;
+      ++(counters_.*op);
+    }
+    return client_->CallSync(request);
+  }
+
+  Status Round() {
+    if (!client_) SKIFF_RETURN_IF_ERROR(Connect());
+    {
+      std::lock_guard lock(mu_);
+      state_ = SyncState::kSyncing;
+    }
+    SKIFF_RETURN_IF_ERROR(BootstrapAll());
+    SKIFF_RETURN_IF_ERROR(PushAll());
+    return PullAll();
+  }
+
+  // Up to date: publish it, then hold a wait unless there is work already.
+  Status Idle() {
+    uint64_t since;
+    {
+      std::lock_guard lock(mu_);
+      if (!outbox_.empty()) return Status::Ok();  // written meanwhile: go again
+      last_error_ = Status::Ok();
+      state_ = SyncState::kOnline;
+      synced_round_ = round_;
+      synced_counters_ = CountersLocked();
+      if (poked_ || stopping_) {
+        cv_.notify_all();
+        return Status::Ok();
+      }
+      since = position_.cursor;
+    }
+    cv_.notify_all();
+    return HoldWait(since);
+  }
+
+  // Holds a wait until it answers, a local write or sync request pokes the
+  // loop, or Close. A wait left behind by a poke stays in flight and is
+  // reused by the next hold instead of opening another, so a device never
+  // has more than one: its older `since` is still correct, because anything
+  // past it that the loop already pulled would have answered it.
+  Status HoldWait(uint64_t since) {
+    std::shared_ptr<WaitSlot> slot;
+    {
+      std::lock_guard lock(mu_);
+      slot = wait_slot_;
+    }
+    if (!slot) {
+      slot = std::make_shared<WaitSlot>();
+      {
+        std::lock_guard lock(mu_);
+        ++counters_.requests;
+        ++counters_.waits;
+        wait_slot_ = slot;
+      }
+      client_->Call(
+          {{"op", "wait"}, {"since", since}, {"timeout_ms", options_.wait_timeout.count()}},
+          [this, slot](Result<doc::Value> reply) {
+            {
+              std::lock_guard lock(mu_);
+              slot->done = true;
+              slot->reply = std::move(reply);
+            }
+            cv_.notify_all();
+          });
+    }
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return slot->done || poked_ || stopping_; });
+    if (!slot->done) return Status::Ok();
+    wait_slot_.reset();
+    return slot->reply->ok() ? Status::Ok() : slot->reply->status();
+  }
+
+  Status BootstrapAll() {
+    for (;;) {
+      doc::Value request = {{"op", "bootstrap"}, {"limit", options_.page}};
+      {
+        std::lock_guard lock(mu_);
+        if (position_.bootstrapped) return Status::Ok();
+        if (position_.bootstrap_after) {
+          const RowName& a = *position_.bootstrap_after;
+          request["after"] = {a.group, a.table, a.key};
+        }
+      }
+      Result<doc::Value> reply = Call(request, &DeviceCounters::bootstraps);
+      if (!reply.ok()) return reply.status();
+      Result<const doc::Value*> rows = Member(*reply, "rows");
+      if (!rows.ok()) return rows.status();
+      Result<uint64_t> page_cursor = Unsigned(*reply, "cursor");
+      if (!page_cursor.ok()) return page_cursor.status();
+      std::vector<RowWrite> writes;
+      writes.reserve((*rows)->size());
+      for (const doc::Value& row : **rows) {
+        Result<RowName> name = NameOf(row);
+        if (!name.ok()) return name.status();
+        writes.push_back({std::move(*name), row.value("value", doc::Value()).dump()});
+      }
+      std::optional<RowName> next;
+      if (auto n = reply->find("next"); n != reply->end() && n->is_array() && n->size() == 3) {
+        next = RowName{(*n)[0].get<std::string>(), (*n)[1].get<std::string>(),
+                       (*n)[2].get<std::string>()};
+      }
+      std::lock_guard lock(mu_);
+      SyncPosition position = position_;
+      // The first page's cursor is where pulling starts once all is in.
+      if (!position.bootstrap_after) position.bootstrap_cursor = *page_cursor;
+      position.bootstrap_after = next;
+      if (!next) {
+        position.bootstrapped = true;
+        position.cursor = position.bootstrap_cursor;
+      }
+      counters_.rows_received += writes.size();
+      SKIFF_RETURN_IF_ERROR(ApplyLocked(std::move(writes), position));
+    }
+  }
+
+  Status PullAll() {
+    for (;;) {
+      uint64_t since;
+      {
+        std::lock_guard lock(mu_);
+        since = position_.cursor;
+      }
+      Result<doc::Value> reply = Call({{"op", "pull"}, {"since", since}, {"limit", options_.page}},
+                                      &DeviceCounters::pulls);
+      if (!reply.ok()) return reply.status();
+      Result<const doc::Value*> changes = Member(*reply, "changes");
+      if (!changes.ok()) return changes.status();
+      Result<uint64_t> next_cursor = Unsigned(*reply, "cursor");
+      if (!next_cursor.ok()) return next_cursor.status();
+      std::vector<RowWrite> writes;
+      writes.reserve((*changes)->size());
+      for (const doc::Value& c : **changes) {
+        Result<RowName> name = NameOf(c);
+        if (!name.ok()) return name.status();
+        auto value = c.find("value");
+        std::optional<std::string> text;
+        if (value != c.end() && !value->is_null()) text = value->dump();
+        writes.push_back({std::move(*name), std::move(text)});
+      }
+      const bool more = reply->value("more", false);
+      std::lock_guard lock(mu_);
+      SyncPosition position = position_;
+      position.cursor = *next_cursor;
+      counters_.changes_received += writes.size();
+      SKIFF_RETURN_IF_ERROR(ApplyLocked(std::move(writes), position));
+      if (!more) return Status::Ok();
+    }
+  }
+
+  // Applies server rows under the pending outbox: a row with a local write
+  // in flight keeps the local value (the outbox is re-applied on top).
+  Status ApplyLocked(std::vector<RowWrite> writes, const SyncPosition& position) {
+    std::erase_if(writes, [&](const RowWrite& w) { return pending_.count(w.name) > 0; });
+    SKIFF_RETURN_IF_ERROR(storage_.ApplyRemote(writes, position));
+    for (RowWrite& w : writes) {
+      if (w.value) {
+        rows_[std::move(w.name)] = std::move(*w.value);
+      } else {
+        rows_.erase(w.name);
+      }
+    }
+    position_ = position;
+    return Status::Ok();
+  }
+
+  Status PushAll() {
+    for (;;) {
+      doc::Value changes = doc::Value::array();
+      uint64_t batch_last = 0;
+      {
+        std::lock_guard lock(mu_);
+        if (outbox_.empty()) {
+          push_limit_ = options_.max_push;
+          return Status::Ok();
+        }
+        const size_t n = std::min(outbox_.size(), std::max<size_t>(1, push_limit_));
+        for (size_t i = 0; i < n; ++i) {
+          const OutboxEntry& e = outbox_[i];
+          doc::Value value = e.value ? doc::Value::parse(*e.value) : doc::Value();
+          changes.push_back({{"seq", e.seq},
+                             {"table", e.name.table},
+                             {"key", e.name.key},
+                             {"group", e.name.group},
+                             {"value", std::move(value)}});
+          batch_last = e.seq;
+        }
+      }
+      const size_t sent = changes.size();
+      Result<doc::Value> reply =
+          Call({{"op", "push"}, {"device", options_.device_id}, {"changes", std::move(changes)}},
+               &DeviceCounters::pushes);
+      uint64_t acked;
+      if (reply.ok()) {
+        Result<uint64_t> last_seq = Unsigned(*reply, "last_seq");
+        if (!last_seq.ok()) return last_seq.status();
+        acked = *last_seq;
+      } else if (IsFinal(reply.status()) && sent > 1) {
+        // Find the refused entry: push one at a time until past it.
+        std::lock_guard lock(mu_);
+        push_limit_ = 1;
+        continue;
+      } else if (IsFinal(reply.status())) {
+        acked = batch_last;
+        std::lock_guard lock(mu_);
+        ++counters_.rejected;
+        last_error_ = reply.status();
+      } else {
+        return reply.status();
+      }
+      std::lock_guard lock(mu_);
+      SKIFF_RETURN_IF_ERROR(storage_.Acknowledge(acked));
+      while (!outbox_.empty() && outbox_.front().seq <= acked) {
+        auto p = pending_.find(outbox_.front().name);
+        if (p != pending_.end() && --p->second == 0) pending_.erase(p);
+        if (reply.ok()) ++counters_.changes_pushed;
+        outbox_.pop_front();
+      }
+    }
+  }
+
+  const DeviceOptions options_;
+  DeviceStorage& storage_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<RowName, std::string> rows_;    // GUARDED_BY(mu_)
+  std::deque<OutboxEntry> outbox_;         // GUARDED_BY(mu_)
+  std::map<RowName, size_t> pending_;      // outbox entries per row; GUARDED_BY(mu_)
+  SyncPosition position_;                  // GUARDED_BY(mu_)
+  uint64_t last_seq_ = 0;                  // GUARDED_BY(mu_)
+  SyncState state_ = SyncState::kOffline;  // GUARDED_BY(mu_)
+  Status last_error_;                      // GUARDED_BY(mu_)
+  DeviceCounters counters_;                // GUARDED_BY(mu_)
+  DeviceCounters synced_counters_;         // GUARDED_BY(mu_)
+  WireCounters wire_done_;                 // of clients dropped; GUARDED_BY(mu_)
+  bool stopping_ = false;                  // GUARDED_BY(mu_)
+  bool poked_ = false;                     // a write or a sync request; GUARDED_BY(mu_)
+  uint64_t rounds_started_ = 0;            // GUARDED_BY(mu_)
+  uint64_t round_ = 0;                     // the current round; GUARDED_BY(mu_)
+  uint64_t synced_round_ = 0;              // last round that got up to date; GUARDED_BY(mu_)
+  size_t push_limit_ = 0;                  // GUARDED_BY(mu_)
+  std::shared_ptr<WaitSlot> wait_slot_;    // the wait in flight; GUARDED_BY(mu_)
+  // Written by the loop thread under mu_; the loop reads it without the lock.
+  // Shared so Close can shut it down (failing a request in flight at once)
+  // while the loop thread may be dropping it.
+  std::shared_ptr<Client> client_;
+  std::thread loop_;
+};
+
+Result<std::unique_ptr<Device>> Device::Open(const DeviceOptions& options, DeviceStorage& storage) {
+  if (options.sync && options.device_id.empty()) return BadRequest("a device needs an id");
+  if (options.page == 0 || options.max_push == 0) {
+    return BadRequest("page and max_push must be at least 1");
+  }
+  auto impl = std::make_unique<Impl>(options, storage);
+  SKIFF_RETURN_IF_ERROR(impl->Load());
+  impl->StartLoop();
+  return std::unique_ptr<Device>(new Device(std::move(impl)));
+}
+
+Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Device::~Device() = default;
+void Device::Close() { impl_->Close(); }
+std::optional<std::string> Device::Get(const RowName& name) const { return impl_->Get(name); }
+std::vector<StoredRow> Device::Scan(std::string_view group, std::string_view table) const {
+  return impl_->Scan(group, table);
+}
+size_t Device::row_count() const { return impl_->row_count(); }
+Status Device::Put(const RowName& name, const doc::Value& value) {
+  return impl_->Write(name, value.dump());
+}
+Status Device::Delete(const RowName& name) { return impl_->Write(name, std::nullopt); }
+SyncState Device::state() const { return impl_->state(); }
+size_t Device::outbox_size() const { return impl_->outbox_size(); }
+uint64_t Device::cursor() const { return impl_->cursor(); }
+Status Device::last_error() const { return impl_->last_error(); }
+DeviceCounters Device::counters() const { return impl_->counters(); }
+DeviceCounters Device::synced_counters() const { return impl_->synced_counters(); }
+Status Device::WaitUntilSynced(std::chrono::milliseconds timeout) {
+  return impl_->WaitUntilSynced(timeout);
+}
+Status Device::WaitUntilUpToDate(std::chrono::milliseconds timeout) {
+  return impl_->WaitUntilUpToDate(timeout);
+}
+
+}  // namespace skiff::client

@@ -1,0 +1,90 @@
+// DeviceStorage: where a Device keeps its copy of the rows it may see, its
+// outbox of writes the server has not confirmed, and its sync position.
+//
+// Rows are named by (group, table, key) and hold JSON text. Each method is
+// one transaction: a local write and its outbox entry land together or not
+// at all, and so do a page of pulled changes and the cursor after it.
+// Implementations: MemoryStorage (memory_storage.h) and SqliteStorage
+// (sqlite_storage.h). A storage is used by one Device at a time; its methods
+// are called from that Device under the Device's lock, so implementations
+// need not be thread-safe, except statements(), which any thread may read.
+#ifndef SKIFF_CLIENT_DEVICE_STORAGE_H_
+#define SKIFF_CLIENT_DEVICE_STORAGE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace skiff::client {
+
+struct RowName {
+  std::string group;
+  std::string table;
+  std::string key;
+  friend bool operator==(const RowName&, const RowName&) = default;
+  friend auto operator<=>(const RowName&, const RowName&) = default;
+};
+
+struct StoredRow {
+  RowName name;
+  std::string value;  // JSON text
+};
+
+// A write the device made: the new value, or nullopt for a delete.
+struct OutboxEntry {
+  uint64_t seq = 0;  // strictly increasing per device
+  RowName name;
+  std::optional<std::string> value;
+};
+
+// Where the device stands with the server.
+struct SyncPosition {
+  uint64_t cursor = 0;        // pull from here
+  bool bootstrapped = false;  // the first full download finished
+  // The bootstrap page to fetch next while one is in progress.
+  std::optional<RowName> bootstrap_after;
+  uint64_t bootstrap_cursor = 0;  // the cursor of its first page
+};
+
+// Everything Load reads back.
+struct StoredState {
+  std::vector<StoredRow> rows;
+  std::vector<OutboxEntry> outbox;  // in seq order
+  SyncPosition position;
+  uint64_t last_seq = 0;  // the highest seq ever handed out
+};
+
+// A change to apply to the local rows: a value, or nullopt to delete.
+struct RowWrite {
+  RowName name;
+  std::optional<std::string> value;
+};
+
+class DeviceStorage {
+ public:
+  virtual ~DeviceStorage() = default;
+
+  // Reads the whole stored state; an empty state for a new storage.
+  virtual Result<StoredState> Load() = 0;
+
+  // Sets the local row and appends `entry` to the outbox, in one
+  // transaction.
+  virtual Status WriteLocal(const OutboxEntry& entry) = 0;
+
+  // Applies `rows` and records `position`, in one transaction.
+  virtual Status ApplyRemote(const std::vector<RowWrite>& rows, const SyncPosition& position) = 0;
+
+  // Drops the outbox entries with seq <= `last_seq`.
+  virtual Status Acknowledge(uint64_t last_seq) = 0;
+
+  // Statements the storage has run since it was opened (SQL statements for
+  // SQLite; 0 for memory, which runs none).
+  virtual uint64_t statements() const = 0;
+};
+
+}  // namespace skiff::client
+
+#endif  // SKIFF_CLIENT_DEVICE_STORAGE_H_

@@ -1,0 +1,45 @@
+#include "client/memory_storage.h"
+
+#include <algorithm>
+
+namespace skiff::client {
+
+Result<StoredState> MemoryStorage::Load() {
+  StoredState state;
+  state.rows.reserve(rows_.size());
+  for (const auto& [name, value] : rows_) state.rows.push_back({name, value});
+  state.outbox = outbox_;
+  state.position = position_;
+  state.last_seq = last_seq_;
+  return state;
+}
+
+Status MemoryStorage::WriteLocal(const OutboxEntry& entry) {
+  if (entry.value) {
+    rows_[entry.name] = *entry.value;
+  } else {
+    rows_.erase(entry.name);
+  }
+  outbox_.push_back(entry);
+  last_seq_ = std::max(last_seq_, entry.seq);
+  return Status::Ok();
+}
+
+Status MemoryStorage::ApplyRemote(const std::vector<RowWrite>& rows, const SyncPosition& position) {
+  for (const RowWrite& w : rows) {
+    if (w.value) {
+      rows_[w.name] = *w.value;
+    } else {
+      rows_.erase(w.name);
+    }
+  }
+  position_ = position;
+  return Status::Ok();
+}
+
+Status MemoryStorage::Acknowledge(uint64_t last_seq) {
+  std::erase_if(outbox_, [&](const OutboxEntry& e) { return e.seq <= last_seq; });
+  return Status::Ok();
+}
+
+}  // namespace skiff::client

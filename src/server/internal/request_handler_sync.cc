@@ -1,0 +1,77 @@
+// The sync ops of RequestHandler: push, pull, bootstrap and wait, handed to
+// the SyncEngine with the session's user and groups as the Caller.
+#include <chrono>
+#include <utility>
+
+#include "server/internal/request_handler.h"
+#include "server/internal/sync_codec.h"
+
+namespace skiff::server::internal {
+namespace {
+
+// A client holding more waits than this on one connection is misbehaving
+// (a device needs one); more get overloaded instead of costing memory.
+constexpr size_t kMaxHeldWaitsPerConnection = 16;
+
+sync::Caller CallerOf(const Connection& conn) { return sync::Caller{*conn.user, conn.groups}; }
+
+}  // namespace
+
+Status RequestHandler::Push(const std::shared_ptr<Connection>& conn, Request& r) {
+  conn->in_flight.fetch_add(1, std::memory_order_relaxed);
+  // The reply goes out from the engine's committer thread once the push's
+  // transaction committed; Send is thread-safe and only queues the frame.
+  sync_.Push(CallerOf(*conn), std::move(r.push), [conn, id = r.id](Result<sync::PushReply> reply) {
+    conn->Send(reply.ok() ? EncodePushReply(id, *reply) : EncodeError(id, reply.status()));
+    conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
+  });
+  return Status::Ok();
+}
+
+Status RequestHandler::Pull(Connection& conn, const Request& r) {
+  Result<sync::PullReply> reply = sync_.Pull(CallerOf(conn), r.since, r.limit);
+  if (!reply.ok()) return reply.status();
+  conn.Send(EncodePullReply(r.id, *reply));
+  return Status::Ok();
+}
+
+Status RequestHandler::Bootstrap(Connection& conn, const Request& r) {
+  Result<sync::BootstrapReply> reply = sync_.Bootstrap(CallerOf(conn), r.sync_after, r.limit);
+  if (!reply.ok()) return reply.status();
+  conn.Send(EncodeBootstrapReply(r.id, *reply));
+  return Status::Ok();
+}
+
+Status RequestHandler::Wait(const std::shared_ptr<Connection>& conn, const Request& r) {
+  const uint64_t token = conn->waits.Open(kMaxHeldWaitsPerConnection);
+  if (token == 0) {
+    return Status(
+        StatusCode::kOverloaded,
+        "a connection may hold at most " + std::to_string(kMaxHeldWaitsPerConnection) + " waits");
+  }
+  // Weak: a held wait must not keep a closed connection's memory alive; its
+  // close cancels the wait anyway.
+  std::weak_ptr<Connection> weak = conn;
+  auto done = [weak, token, id = r.id](Result<sync::WaitReply> reply) {
+    std::shared_ptr<Connection> c = weak.lock();
+    if (!c) return;
+    std::string frame = reply.ok() ? EncodeWaitReply(id, *reply) : EncodeError(id, reply.status());
+    // The engine answers from its committer or expiry thread, often many
+    // waits at once: hand the send to the connection's I/O context.
+    c->Post([c, token, frame = std::move(frame)]() mutable {
+      if (c->waits.Answer(token)) c->Send(std::move(frame));
+    });
+  };
+  const uint64_t timeout = std::min<uint64_t>(r.timeout_ms, uint64_t{1} << 40);
+  sync::SyncEngine::WaitId wait_id =
+      sync_.Wait(CallerOf(*conn), r.since, std::chrono::milliseconds(static_cast<int64_t>(timeout)),
+                 std::move(done));
+  if (wait_id != 0) conn->waits.Bind(token, wait_id);
+  return Status::Ok();
+}
+
+void RequestHandler::CancelWaits(Connection& conn) {
+  for (uint64_t id : conn.waits.Close()) sync_.CancelWait(id);
+}
+
+}  // namespace skiff::server::internal

@@ -1,0 +1,220 @@
+// Devices over the real server and WebSocket: convergence after concurrent
+// offline edits, group isolation, storages that persist and reload.
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "client/device.h"
+#include "client/memory_storage.h"
+#include "client/sqlite_storage.h"
+
+#include "test/sync_e2e/sync_fixture.h"
+
+namespace skiff::testing {
+namespace {
+
+using client::Device;
+using client::RowName;
+using std::chrono::seconds;
+
+constexpr auto kSyncTimeout = seconds(20);
+
+std::unique_ptr<Device> OpenDevice(const client::DeviceOptions& o, client::DeviceStorage& s) {
+  auto device = Device::Open(o, s);
+  EXPECT_TRUE(device.ok()) << device.status();
+  if (!device.ok()) std::abort();
+  return std::move(*device);
+}
+
+class DeviceSyncTest : public SyncFixture {};
+
+TEST_F(DeviceSyncTest, TwoDevicesOfOneUserConvergeAfterConcurrentOfflineEdits) {
+  AddUser("ann", {"team"});
+  client::MemoryStorage phone_storage, laptop_storage;
+  {
+    // Offline: both edit the same row and rows of their own.
+    client::DeviceOptions offline = DeviceFor("ann", "phone");
+    offline.sync = false;
+    auto phone = OpenDevice(offline, phone_storage);
+    offline.device_id = "laptop";
+    auto laptop = OpenDevice(offline, laptop_storage);
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(phone->Put({"team", "tasks", "shared"}, {{"by", "phone"}, {"n", i}}).ok());
+      ASSERT_TRUE(laptop->Put({"team", "tasks", "shared"}, {{"by", "laptop"}, {"n", i}}).ok());
+      ASSERT_TRUE(phone->Put({"team", "tasks", "p" + std::to_string(i)}, i).ok());
+      ASSERT_TRUE(laptop->Put({"team", "tasks", "l" + std::to_string(i)}, i).ok());
+    }
+    ASSERT_TRUE(phone->Delete({"team", "tasks", "p3"}).ok());
+    EXPECT_EQ(phone->outbox_size(), 41u);
+    EXPECT_EQ(phone->state(), client::SyncState::kOffline);
+  }
+  // Online again, at the same time.
+  auto phone = OpenDevice(DeviceFor("ann", "phone"), phone_storage);
+  auto laptop = OpenDevice(DeviceFor("ann", "laptop"), laptop_storage);
+  ASSERT_TRUE(phone->WaitUntilSynced(kSyncTimeout).ok()) << phone->last_error();
+  ASSERT_TRUE(laptop->WaitUntilSynced(kSyncTimeout).ok()) << laptop->last_error();
+  ASSERT_TRUE(phone->WaitUntilSynced(kSyncTimeout).ok()) << phone->last_error();
+
+  EXPECT_EQ(phone->outbox_size(), 0u);
+  EXPECT_EQ(laptop->outbox_size(), 0u);
+  EXPECT_EQ(phone->state(), client::SyncState::kOnline);
+  auto a = phone->Scan("team", "tasks");
+  auto b = laptop->Scan("team", "tasks");
+  ASSERT_EQ(a.size(), 40u);  // shared + 19 p + 20 l
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(a[i].value, b[i].value) << a[i].name.key;
+  }
+  EXPECT_FALSE(phone->Get({"team", "tasks", "p3"}).has_value());
+  // The server's order decided "shared": one of the two last writes won.
+  std::string shared = *phone->Get({"team", "tasks", "shared"});
+  EXPECT_TRUE(shared == R"({"by":"phone","n":19})" || shared == R"({"by":"laptop","n":19})")
+      << shared;
+}
+
+TEST_F(DeviceSyncTest, ADeviceOfAnotherGroupNeverSeesItsRows) {
+  AddUser("ann", {"team"});
+  AddUser("bob", {"other"});
+  client::MemoryStorage ann_storage, bob_storage;
+  auto ann = OpenDevice(DeviceFor("ann", "ann-phone"), ann_storage);
+  auto bob = OpenDevice(DeviceFor("bob", "bob-phone"), bob_storage);
+  ASSERT_TRUE(ann->Put({"team", "tasks", "secret"}, "for the team").ok());
+  ASSERT_TRUE(bob->Put({"other", "tasks", "mine"}, "for other").ok());
+  // Bob also tries to write into a group he is not in: refused for good.
+  ASSERT_TRUE(bob->Put({"team", "tasks", "intrusion"}, "no").ok());
+  ASSERT_TRUE(ann->WaitUntilSynced(kSyncTimeout).ok()) << ann->last_error();
+  ASSERT_TRUE(bob->WaitUntilSynced(kSyncTimeout).ok()) << bob->last_error();
+  ASSERT_TRUE(ann->WaitUntilSynced(kSyncTimeout).ok()) << ann->last_error();
+
+  EXPECT_FALSE(bob->Get({"team", "tasks", "secret"}).has_value());
+  EXPECT_EQ(bob->counters().rejected, 1u);
+  EXPECT_EQ(bob->outbox_size(), 0u);
+  EXPECT_FALSE(ann->Get({"other", "tasks", "mine"}).has_value());
+  EXPECT_FALSE(ann->Get({"team", "tasks", "intrusion"}).has_value());
+  EXPECT_EQ(ann->Scan("team", "tasks").size(), 1u);
+
+  // A new device of bob's bootstraps: still nothing of "team".
+  client::MemoryStorage fresh;
+  auto bob2 = OpenDevice(DeviceFor("bob", "bob-laptop"), fresh);
+  ASSERT_TRUE(bob2->WaitUntilSynced(kSyncTimeout).ok()) << bob2->last_error();
+  EXPECT_EQ(bob2->row_count(), 1u);
+  EXPECT_TRUE(bob2->Get({"other", "tasks", "mine"}).has_value());
+}
+
+TEST_F(DeviceSyncTest, ANewDeviceBootstrapsInPagesThenPulls) {
+  AddUser("ann", {"team"});
+  client::Client& raw = ClientFor("ann");
+  doc::Value changes = doc::Value::array();
+  for (int i = 1; i <= 250; ++i) {
+    changes.push_back({{"seq", i},
+                       {"table", "t"},
+                       {"key", "k" + std::to_string(1000 + i)},
+                       {"group", "team"},
+                       {"value", {{"i", i}}}});
+  }
+  auto pushed = raw.CallSync({{"op", "push"}, {"device", "loader"}, {"changes", changes}});
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  client::MemoryStorage storage;
+  client::DeviceOptions o = DeviceFor("ann", "reader");
+  o.page = 100;
+  auto reader = OpenDevice(o, storage);
+  ASSERT_TRUE(reader->WaitUntilUpToDate(kSyncTimeout).ok()) << reader->last_error();
+  EXPECT_EQ(reader->row_count(), 250u);
+  client::DeviceCounters c = reader->synced_counters();
+  EXPECT_EQ(c.bootstraps, 3u);  // 100 + 100 + 50
+  EXPECT_EQ(c.rows_received, 250u);
+  EXPECT_EQ(c.pulls, 1u);
+  EXPECT_EQ(c.pushes, 0u);
+  EXPECT_EQ(reader->cursor(), 250u);
+}
+
+TEST_F(DeviceSyncTest, RepeatedSyncRequestsKeepOneWaitInFlight) {
+  AddUser("ann", {"team"});
+  client::MemoryStorage storage;
+  auto device = OpenDevice(DeviceFor("ann", "phone"), storage);
+  // Each call interrupts the held wait; more than the server's 16 held
+  // waits per connection would fail if each left one behind.
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(device->WaitUntilSynced(kSyncTimeout).ok()) << i << ": " << device->last_error();
+  }
+  EXPECT_LE(device->counters().waits, 2u);
+  // The wait still held answers a change from elsewhere.
+  client::Client& raw = ClientFor("ann");
+  ASSERT_TRUE(raw.CallSync({{"op", "push"},
+                            {"device", "other"},
+                            {"changes",
+                             {{{"seq", 1},
+                               {"table", "t"},
+                               {"key", "k"},
+                               {"group", "team"},
+                               {"value", "from elsewhere"}}}}})
+                  .ok());
+  for (int i = 0; i < 200 && !device->Get({"team", "t", "k"}); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(device->Get({"team", "t", "k"}), "\"from elsewhere\"");
+}
+
+class StoragePersistence : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StoragePersistence, RowsOutboxAndCursorSurviveReopen) {
+  std::string dir = (std::filesystem::temp_directory_path() / "skiff-device-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string path = dir + "/device.db";
+  client::MemoryStorage memory;
+  auto open_storage = [&]() -> std::unique_ptr<client::DeviceStorage> {
+    if (GetParam() == "memory") return nullptr;
+    auto s = client::SqliteStorage::Open(path);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  };
+  client::DeviceOptions o;
+  o.sync = false;
+  {
+    auto owned = open_storage();
+    client::DeviceStorage& storage = owned ? *owned : memory;
+    auto device = OpenDevice(o, storage);
+    ASSERT_TRUE(device->Put({"g", "t", "a"}, {{"v", 1}}).ok());
+    ASSERT_TRUE(device->Put({"g", "t", "b"}, "two").ok());
+    ASSERT_TRUE(device->Delete({"g", "t", "a"}).ok());
+    ASSERT_TRUE(device->Put({"g", "u", "c"}, 3).ok());
+    EXPECT_EQ(device->Put({"bad group", "t", "x"}, 1).code(), StatusCode::kBadRequest);
+    ASSERT_TRUE(storage.ApplyRemote({{{"g", "t", "z"}, "\"server\""}}, {7, true, {}, 7}).ok());
+  }
+  auto owned = open_storage();
+  client::DeviceStorage& storage = owned ? *owned : memory;
+  const uint64_t before = storage.statements();
+  auto device = OpenDevice(o, storage);
+  if (GetParam() == "sqlite") {
+    EXPECT_EQ(storage.statements() - before, 3u);
+  }
+  EXPECT_FALSE(device->Get({"g", "t", "a"}).has_value());
+  EXPECT_EQ(device->Get({"g", "t", "b"}), "\"two\"");
+  EXPECT_EQ(device->Get({"g", "u", "c"}), "3");
+  EXPECT_EQ(device->Get({"g", "t", "z"}), "\"server\"");
+  EXPECT_EQ(device->outbox_size(), 4u);
+  EXPECT_EQ(device->cursor(), 7u);
+  // Sequence numbers continue after the stored ones even once acknowledged.
+  ASSERT_TRUE(storage.Acknowledge(4).ok());
+  device.reset();
+  device = OpenDevice(o, storage);
+  EXPECT_EQ(device->outbox_size(), 0u);
+  ASSERT_TRUE(device->Put({"g", "t", "d"}, 4).ok());
+  device.reset();
+  auto state = storage.Load();
+  ASSERT_TRUE(state.ok());
+  ASSERT_EQ(state->outbox.size(), 1u);
+  EXPECT_EQ(state->outbox[0].seq, 5u);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Storages, StoragePersistence, ::testing::Values("memory", "sqlite"));
+
+}  // namespace
+}  // namespace skiff::testing

@@ -1,0 +1,227 @@
+// skiffd and skiff as processes: kill -9 of the server while a device pushes
+// (every acknowledged change is in the store after a restart, and no change
+// is applied twice), and groups granted with the admin CLI.
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client/device.h"
+#include "client/sqlite_storage.h"
+#include "server/users.h"
+#include "store/store.h"
+
+extern char** environ;
+
+namespace skiff::testing {
+namespace {
+
+// A port nothing listens on right now (bound once, then released).
+uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    return 0;
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class Kill9Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "skiff-k9-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    url_ = "sqlite:" + (dir_ / "server.db").string();
+  }
+  void TearDown() override {
+    Kill();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Runs `args` to completion; its exit status (-1 when it did not start).
+  static int Run(std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+  }
+
+  // Starts skiffd on `port` and returns once it printed its first line.
+  bool Spawn(uint16_t port) {
+    int out[2];
+    if (pipe(out) != 0) return false;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    std::vector<std::string> args = {SKIFFD_PATH,          "--store=" + url_, "--port",
+                                     std::to_string(port), "--io-threads",    "1"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    if (rc != 0) {
+      close(out[0]);
+      pid_ = -1;
+      return false;
+    }
+    char c;
+    bool line = false;
+    while (read(out[0], &c, 1) == 1) {
+      if (c == '\n') {
+        line = true;
+        break;
+      }
+    }
+    close(out[0]);
+    return line;
+  }
+
+  void Kill() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+
+  std::filesystem::path dir_;
+  std::string url_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(Kill9Test, KillingTheServerMidPushLosesNoAcknowledgedChangeAndDuplicatesNone) {
+  std::string secret;
+  {
+    auto store = store::OpenStore(url_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto created = server::CreateUser(**store, "ann", server::Permissions());
+    ASSERT_TRUE(created.ok()) << created.status();
+    secret = *created;
+    ASSERT_TRUE(server::CreateGroup(**store, "team").ok());
+    ASSERT_TRUE(server::GrantGroup(**store, "ann", "team").ok());
+  }
+  const uint16_t port = FreePort();
+  ASSERT_NE(port, 0);
+  ASSERT_TRUE(Spawn(port));
+
+  auto storage = client::SqliteStorage::Open((dir_ / "device.db").string());
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  client::DeviceOptions o;
+  o.port = port;
+  o.user = "ann";
+  o.secret = secret;
+  o.device_id = "phone";
+  o.max_push = 10;  // many small pushes, so the kill lands between and inside them
+  o.backoff_min = std::chrono::milliseconds(10);
+  o.backoff_max = std::chrono::milliseconds(100);
+  auto device = client::Device::Open(o, **storage);
+  ASSERT_TRUE(device.ok()) << device.status();
+  constexpr int kWrites = 600;
+  for (int i = 0; i < kWrites; ++i) {
+    ASSERT_TRUE((*device)->Put({"team", "t", "k" + std::to_string(i)}, i).ok());
+    if (i == kWrites / 2) {
+      // Let some pushes be acknowledged, then kill while others are in flight.
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while ((*device)->counters().changes_pushed < 50 &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      ASSERT_GE((*device)->counters().changes_pushed, 50u);
+      Kill();
+    }
+  }
+  const uint64_t acked_before_restart = (*device)->counters().changes_pushed;
+  ASSERT_LT(acked_before_restart, uint64_t{kWrites}) << "the kill came too late to test anything";
+  ASSERT_TRUE(Spawn(port));  // same file, same port: the device reconnects
+  ASSERT_TRUE((*device)->WaitUntilSynced(std::chrono::seconds(30)).ok()) << (*device)->last_error();
+  EXPECT_EQ((*device)->outbox_size(), 0u);
+  (*device)->Close();
+  Kill();
+
+  auto store = store::OpenStore(url_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto changes = (*store)->ReadChanges(0, {"team"}, store::kMaxScanLimit);
+  ASSERT_TRUE(changes.ok()) << changes.status();
+  // Each write exactly once, in the order the device made them.
+  ASSERT_EQ(changes->size(), size_t{kWrites});
+  std::set<std::string> keys;
+  for (size_t i = 0; i < changes->size(); ++i) {
+    EXPECT_EQ((*changes)[i].key, "k" + std::to_string(i));
+    EXPECT_EQ((*changes)[i].value, std::to_string(i));
+    keys.insert((*changes)[i].key);
+  }
+  EXPECT_EQ(keys.size(), size_t{kWrites});
+  auto device_seq = (*store)->GetDevice("phone");
+  ASSERT_TRUE(device_seq.ok() && device_seq->has_value());
+  EXPECT_EQ((*device_seq)->last_seq, uint64_t{kWrites});
+}
+
+TEST_F(Kill9Test, GroupsGrantedWithTheAdminCliDecideWhatADeviceSees) {
+  std::string secret;
+  {
+    auto store = store::OpenStore(url_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto created = server::CreateUser(**store, "ann", server::Permissions());
+    ASSERT_TRUE(created.ok()) << created.status();
+    secret = *created;
+  }
+  EXPECT_EQ(Run({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);
+  EXPECT_NE(Run({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);  // exists
+  EXPECT_NE(Run({SKIFF_PATH, "--store", url_, "group", "grant", "ann", "nope"}), 0);
+  EXPECT_NE(Run({SKIFF_PATH, "--store", url_, "group", "grant", "nobody", "team"}), 0);
+  EXPECT_EQ(Run({SKIFF_PATH, "--store", url_, "group", "grant", "ann", "team"}), 0);
+  {
+    auto store = store::OpenStore(url_);
+    ASSERT_TRUE(store.ok());
+    auto groups = server::UserGroups(**store, "ann");
+    ASSERT_TRUE(groups.ok()) << groups.status();
+    EXPECT_EQ(*groups, std::vector<std::string>{"team"});
+  }
+  const uint16_t port = FreePort();
+  ASSERT_TRUE(Spawn(port));
+  auto storage = client::SqliteStorage::Open((dir_ / "device.db").string());
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  client::DeviceOptions o;
+  o.port = port;
+  o.user = "ann";
+  o.secret = secret;
+  o.device_id = "phone";
+  auto device = client::Device::Open(o, **storage);
+  ASSERT_TRUE(device.ok()) << device.status();
+  ASSERT_TRUE((*device)->Put({"team", "t", "a"}, 1).ok());
+  ASSERT_TRUE((*device)->Put({"elsewhere", "t", "b"}, 2).ok());
+  ASSERT_TRUE((*device)->WaitUntilSynced(std::chrono::seconds(20)).ok()) << (*device)->last_error();
+  EXPECT_EQ((*device)->counters().rejected, 1u);  // not in "elsewhere"
+  EXPECT_EQ((*device)->counters().changes_pushed, 1u);
+}
+
+}  // namespace
+}  // namespace skiff::testing
