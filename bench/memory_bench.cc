@@ -45,7 +45,7 @@
 #include "support/doc_generator.h"
 #include "support/memory_report.h"
 #include "support/memory_sampler.h"
-#include "support/memory_server.h"
+#include "support/skiffd_process.h"
 #include "support/temp_dir.h"
 
 namespace skiff::bench {

@@ -22,7 +22,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,19 +30,15 @@
 
 #include <asio.hpp>
 #include <benchmark/benchmark.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "support/bench_options.h"
 #include "support/counters.h"
+#include "support/skiffd_process.h"
 #include "support/temp_dir.h"
 
 #include "bench/sync_bench_common.h"
 
-extern char** environ;
 
 namespace skiff::bench {
 namespace {
@@ -164,61 +159,6 @@ class WsFleet {
   std::vector<std::unique_ptr<Conn>> conns_;
 };
 
-// skiffd as a child process on a SQLite file.
-class Skiffd {
- public:
-  ~Skiffd() { Stop(); }
-  Result<uint16_t> Start(const std::string& store_url) {
-    int out[2];
-    if (pipe(out) != 0) return Internal("pipe failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::vector<std::string> args = {SKIFFD_PATH, "--store=" + store_url, "--port", "0"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    if (rc != 0) {
-      close(out[0]);
-      pid_ = -1;
-      return Unavailable("cannot start skiffd");
-    }
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    close(out[0]);
-    size_t colon = line.rfind(':', line.find(" store="));
-    if (colon == std::string::npos) return Unavailable("skiffd printed no port: " + line);
-    return static_cast<uint16_t>(std::strtoul(line.c_str() + colon + 1, nullptr, 10));
-  }
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  // Resident set of the server process, in bytes.
-  double RssBytes() const {
-    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
-    std::string word;
-    while (status >> word) {
-      if (word == "VmRSS:") {
-        double kb = 0;
-        status >> kb;
-        return kb * 1024;
-      }
-    }
-    return 0;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
 void RaiseFileLimit() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
@@ -255,8 +195,10 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
       (i < n ? secrets[i] : writer_secret) = *secret;
     }
   }
-  Skiffd skiffd;
-  Result<uint16_t> port = skiffd.Start(url);
+  support::SkiffdProcess skiffd;
+  Status started = skiffd.Start(SKIFFD_PATH, {"--store=" + url});
+  Result<uint16_t> port =
+      started.ok() ? Result<uint16_t>(skiffd.port()) : Result<uint16_t>(started);
   if (!port.ok()) return state.SkipWithError(port.status().ToString().c_str());
   client::ClientOptions wo;
   wo.port = *port;
@@ -265,7 +207,7 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
   wo.request_timeout = std::chrono::seconds(60);
   auto writer = client::Client::Connect(wo);
   if (!writer.ok()) return state.SkipWithError(writer.status().ToString().c_str());
-  const double rss_start = skiffd.RssBytes();
+  const double rss_start = static_cast<double>(support::ResidentBytes(skiffd.pid()));
 
   // Replies by kind; ids: 1 login, 2 pull, 3 wait.
   size_t logins = 0, pulls = 0, waits = 0, changed = 0, failed = 0;
@@ -308,7 +250,7 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
       failed > 0) {
     return state.SkipWithError("not every device logged in");
   }
-  const double rss_logged_in = skiffd.RssBytes();
+  const double rss_logged_in = static_cast<double>(support::ResidentBytes(skiffd.pid()));
   // The writer's device pushes once before any wait: its first push reads
   // the device's record, which is not part of waking anyone.
   uint64_t row = 0;
@@ -351,7 +293,7 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
     if ((*held)["sync"]["waits_held"].get<uint64_t>() != n) {
       return state.SkipWithError("the server does not hold every wait");
     }
-    if (iterations == 0) rss_held = skiffd.RssBytes();
+    if (iterations == 0) rss_held = static_cast<double>(support::ResidentBytes(skiffd.pid()));
     // Holding: time passes, nothing may run SQL for the held waits.
     fleet.RunUntil([] { return false; }, std::chrono::milliseconds(50));
     auto still = Stats(**writer);

@@ -1,6 +1,6 @@
 #include "support/memory_sampler.h"
 
-#include "support/memory_server.h"
+#include "support/skiffd_process.h"
 
 namespace skiff::support {
 

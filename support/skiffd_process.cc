@@ -1,4 +1,4 @@
-#include "support/memory_server.h"
+#include "support/skiffd_process.h"
 
 #include <cstdio>
 #include <cstdlib>

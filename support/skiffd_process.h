@@ -1,6 +1,7 @@
 // SkiffdProcess: a real skiffd started as a child process, so that what a
-// memory benchmark samples (its resident set) is the server's alone, not the
-// load generator's.
+// benchmark samples (its resident set, its CPU) is the server's alone, not
+// the load generator's, and so that 10,000 connections fit in two processes'
+// descriptor limits.
 //
 // Start() spawns the binary with the given flags plus `--port 0`, reads the
 // "skiffd listening on ADDR:PORT" line it prints first and keeps the pid.
@@ -8,8 +9,8 @@
 // and reaps the child; the destructor kills one still running.
 // Thread-compatible: one owner; pid() may be read by a sampler thread while
 // the owner does not Start() or Stop().
-#ifndef SKIFF_SUPPORT_MEMORY_SERVER_H_
-#define SKIFF_SUPPORT_MEMORY_SERVER_H_
+#ifndef SKIFF_SUPPORT_SKIFFD_PROCESS_H_
+#define SKIFF_SUPPORT_SKIFFD_PROCESS_H_
 
 #include <chrono>
 #include <cstdint>
@@ -55,4 +56,4 @@ int64_t ResidentBytes(pid_t pid);
 
 }  // namespace skiff::support
 
-#endif  // SKIFF_SUPPORT_MEMORY_SERVER_H_
+#endif  // SKIFF_SUPPORT_SKIFFD_PROCESS_H_
