@@ -39,7 +39,6 @@
 
 #include "bench/sync_bench_common.h"
 
-
 namespace skiff::bench {
 namespace {
 

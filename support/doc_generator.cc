@@ -178,14 +178,10 @@ Value DocGenerator::Row() {
   std::string group = "g";
   group += std::to_string(Below(1000));
   return Value{
-      {"id", std::move(id)},
-      {"group", std::move(group)},
-      {"title", std::move(title)},
-      {"done", Chance(40)},
-      {"priority", Between(1, 5)},
-      {"tags", std::move(tags)},
-      {"author", Snowflake()},
-      {"updated_at", kEpochMs + Between(0, 4 * kYearMs)},
+      {"id", std::move(id)},       {"group", std::move(group)},
+      {"title", std::move(title)}, {"done", Chance(40)},
+      {"priority", Between(1, 5)}, {"tags", std::move(tags)},
+      {"author", Snowflake()},     {"updated_at", kEpochMs + Between(0, 4 * kYearMs)},
   };
 }
 
