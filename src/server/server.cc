@@ -106,8 +106,10 @@ class Server::Impl {
     if (stopped_) return stop_status_;
     stopped_ = true;
     listener_->StopAccepting();
-    // Replies of writes still committing go out before the connections close.
+    // Replies of writes and pushes still committing go out before the
+    // connections close.
     stop_status_ = committer_.Flush();
+    sync_->Flush();
     listener_->Shutdown(std::chrono::seconds(2));
     // Every connection is closed, so its held waits are cancelled; pushes
     // still queued commit before the engine stops.

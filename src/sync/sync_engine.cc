@@ -122,9 +122,20 @@ void SyncEngine::CommitLoop() {
       pushes.assign(std::make_move_iterator(queue_.begin()),
                     std::make_move_iterator(queue_.begin() + static_cast<std::ptrdiff_t>(take)));
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
+      committing_ = true;
     }
     CommitQueued(pushes);
+    {
+      std::lock_guard lock(mu_);
+      committing_ = false;
+    }
+    idle_cv_.notify_all();
   }
+}
+
+void SyncEngine::Flush() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [&] { return queue_.empty() && !committing_; });
 }
 
 Status SyncEngine::Resync() {

@@ -75,6 +75,11 @@ class SyncEngine {
   // the threads. Idempotent.
   void Stop();
 
+  // Blocks until every push queued before the call has been committed and
+  // answered. The server calls it before closing connections, so queued
+  // pushes still get their replies.
+  void Flush();
+
   // Validates at once (bad_request, forbidden for a group the caller is not
   // in, too_large) and queues the push; `done` runs after the transaction
   // holding it committed, or with its error.
@@ -134,7 +139,9 @@ class SyncEngine {
   SyncCounters counters_;                       // GUARDED_BY(mu_)
   std::vector<QueuedPush> queue_;               // GUARDED_BY(mu_)
   bool stopping_ = false;                       // GUARDED_BY(mu_)
+  bool committing_ = false;                     // GUARDED_BY(mu_): a batch is out
   std::condition_variable queue_cv_;
+  std::condition_variable idle_cv_;  // queue empty and nothing committing
   std::condition_variable expiry_cv_;
 
   // Owned by the committer thread.

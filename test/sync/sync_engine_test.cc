@@ -412,6 +412,31 @@ TEST_P(SyncEngineTest, ARefusedPushDoesNotFailTheOthersInItsCommit) {
   EXPECT_EQ(PulledKeys(bob_, 0), (std::vector<std::string>{"first", "good"}));
 }
 
+TEST_P(SyncEngineTest, FlushWaitsUntilEveryQueuedPushIsAnswered) {
+  engine_.reset();
+  GatedStore gated(fixture_->store());
+  SyncOptions options;
+  options.expiry_thread = false;
+  auto engine = SyncEngine::Start(gated, clock_, options);
+  ASSERT_OK(engine);
+  engine_ = std::move(*engine);
+  std::atomic<int> answered{0};
+  engine_->Push(alice_, {"phone", {Row(1, "a", "team", "1")}},
+                [&](Result<PushReply> r) { answered += r.ok() ? 1 : 100; });
+  gated.entered_.get_future().wait();  // the first push is inside its commit
+  for (uint64_t i = 2; i <= 20; ++i) {
+    engine_->Push(alice_, {"phone", {Row(i, "k" + std::to_string(i), "team", "1")}},
+                  [&](Result<PushReply> r) { answered += r.ok() ? 1 : 100; });
+  }
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gated.gate_.set_value();
+  });
+  engine_->Flush();
+  EXPECT_EQ(answered.load(), 20);
+  release.join();
+}
+
 INSTANTIATE_TEST_SUITE_P(AllStores, SyncEngineTest, testing::Values("memory", "sqlite", "postgres"),
                          [](const auto& param_info) { return param_info.param; });
 
