@@ -118,11 +118,10 @@ TEST_F(DeviceSyncTest, ANewDeviceBootstrapsInPagesThenPulls) {
   client::Client& raw = ClientFor("ann");
   doc::Value changes = doc::Value::array();
   for (int i = 1; i <= 250; ++i) {
-    changes.push_back({{"seq", i},
-                       {"table", "t"},
-                       {"key", "k" + std::to_string(1000 + i)},
-                       {"group", "team"},
-                       {"value", {{"i", i}}}});
+    std::string key = "k";  // appended: g++ 12 -O3 warns falsely on "k" + std::string
+    key += std::to_string(1000 + i);
+    changes.push_back(
+        {{"seq", i}, {"table", "t"}, {"key", key}, {"group", "team"}, {"value", {{"i", i}}}});
   }
   auto pushed = raw.CallSync({{"op", "push"}, {"device", "loader"}, {"changes", changes}});
   ASSERT_TRUE(pushed.ok()) << pushed.status();

@@ -23,6 +23,26 @@ namespace {
 
 class WsConnection;
 
+// The header of one unmasked, final text frame of `size` payload bytes
+// (RFC 6455 section 5.2): servers never mask.
+std::string FrameHeader(size_t size) {
+  std::string h;
+  h.push_back(static_cast<char>(0x81));  // FIN, opcode text
+  if (size < 126) {
+    h.push_back(static_cast<char>(size));
+  } else if (size <= 0xFFFF) {
+    h.push_back(static_cast<char>(126));
+    h.push_back(static_cast<char>((size >> 8) & 0xFF));
+    h.push_back(static_cast<char>(size & 0xFF));
+  } else {
+    h.push_back(static_cast<char>(127));
+    for (int shift = 56; shift >= 0; shift -= 8) {
+      h.push_back(static_cast<char>((static_cast<uint64_t>(size) >> shift) & 0xFF));
+    }
+  }
+  return h;
+}
+
 // websocketpp derives each connection from config::connection_base, which
 // lets the connection carry our object without a lookup table.
 struct ConnectionSlot {
@@ -42,8 +62,16 @@ class WsConnection final : public Connection {
 
   void Send(std::string frame) override {
     if (WsConnectionPtr con = con_.lock()) {
+      // A prepared message: we write the frame header and hand over the
+      // payload without a copy. websocketpp's own path copies the payload
+      // twice and scans our own (valid) JSON for UTF-8 on every reply.
+      WsServer::message_ptr msg = con->get_message(websocketpp::frame::opcode::text, 0);
+      if (!msg) return;  // out of message buffers: the connection is failing
+      msg->set_header(FrameHeader(frame.size()));
+      msg->get_raw_payload().swap(frame);
+      msg->set_prepared(true);
       // An error here means the connection is closing; the reply is moot.
-      (void)con->send(frame.data(), frame.size(), websocketpp::frame::opcode::text);
+      (void)con->send(msg);
     }
   }
 
