@@ -29,12 +29,25 @@ class SyncEngineTest : public testing::TestWithParam<std::string> {
     if (!fixture_) return;
     StartEngine();
   }
-  void StartEngine() {
+  void StartEngine() { StartEngineOn(fixture_->store()); }
+  void StartEngineOn(store::Store& store) {
+    engine_.reset();
     SyncOptions options;
     options.expiry_thread = false;  // the manual clock drives timeouts
-    auto engine = SyncEngine::Start(fixture_->store(), clock_, options);
+    auto engine = SyncEngine::Start(store, clock_, options);
     ASSERT_OK(engine);
     engine_ = std::move(*engine);
+  }
+  // Restarts the engine on a wrapper of the test store (fault injection);
+  // the fixture owns the wrapper, so it outlives the engine.
+  template <typename Wrapper>
+  Wrapper& StartEngineWrapped() {
+    engine_.reset();
+    auto wrapper = std::make_unique<Wrapper>(fixture_->store());
+    Wrapper& ref = *wrapper;
+    wrapper_ = std::move(wrapper);
+    StartEngineOn(ref);
+    return ref;
   }
 
   Result<PushReply> PushNow(const Caller& caller, std::string device,
@@ -58,6 +71,7 @@ class SyncEngineTest : public testing::TestWithParam<std::string> {
 
   ManualClock clock_;
   std::unique_ptr<support::TestStore> fixture_;
+  std::unique_ptr<store::Store> wrapper_;  // declared first: outlives engine_
   std::unique_ptr<SyncEngine> engine_;
   const Caller alice_ = MakeCaller("alice", {"team"});
   const Caller bob_ = MakeCaller("bob", {"team", "bobs"});
@@ -315,13 +329,7 @@ class LosesCommitOutcome : public store::StoreWrapper {
 };
 
 TEST_P(SyncEngineTest, ACommitWhoseOutcomeWasLostIsPublishedNotRepeated) {
-  engine_.reset();
-  LosesCommitOutcome faulty(fixture_->store());
-  SyncOptions options;
-  options.expiry_thread = false;
-  auto engine = SyncEngine::Start(faulty, clock_, options);
-  ASSERT_OK(engine);
-  engine_ = std::move(*engine);
+  LosesCommitOutcome& faulty = StartEngineWrapped<LosesCommitOutcome>();
 
   std::optional<Result<WaitReply>> answer;
   engine_->Wait(bob_, 0, 30s, [&](Result<WaitReply> r) { answer = r; });
@@ -346,13 +354,7 @@ TEST_P(SyncEngineTest, ACommitWhoseOutcomeWasLostIsPublishedNotRepeated) {
 }
 
 TEST_P(SyncEngineTest, AFailedCommitIsReportedAndItsIdsReused) {
-  engine_.reset();
-  LosesCommitOutcome faulty(fixture_->store());
-  SyncOptions options;
-  options.expiry_thread = false;
-  auto engine = SyncEngine::Start(faulty, clock_, options);
-  ASSERT_OK(engine);
-  engine_ = std::move(*engine);
+  LosesCommitOutcome& faulty = StartEngineWrapped<LosesCommitOutcome>();
   faulty.refuse_next_ = true;
   auto failed = PushNow(alice_, "phone", {Row(1, "a", "team", "1")});
   EXPECT_STATUS(failed, kUnavailable);
@@ -384,13 +386,7 @@ class GatedStore : public store::StoreWrapper {
 };
 
 TEST_P(SyncEngineTest, ARefusedPushDoesNotFailTheOthersInItsCommit) {
-  engine_.reset();
-  GatedStore gated(fixture_->store());
-  SyncOptions options;
-  options.expiry_thread = false;
-  auto engine = SyncEngine::Start(gated, clock_, options);
-  ASSERT_OK(engine);
-  engine_ = std::move(*engine);
+  GatedStore& gated = StartEngineWrapped<GatedStore>();
 
   std::promise<Result<PushReply>> first, bad, good;
   engine_->Push(alice_, {"phone", {Row(1, "first", "team", "1")}},
@@ -413,13 +409,7 @@ TEST_P(SyncEngineTest, ARefusedPushDoesNotFailTheOthersInItsCommit) {
 }
 
 TEST_P(SyncEngineTest, FlushWaitsUntilEveryQueuedPushIsAnswered) {
-  engine_.reset();
-  GatedStore gated(fixture_->store());
-  SyncOptions options;
-  options.expiry_thread = false;
-  auto engine = SyncEngine::Start(gated, clock_, options);
-  ASSERT_OK(engine);
-  engine_ = std::move(*engine);
+  GatedStore& gated = StartEngineWrapped<GatedStore>();
   std::atomic<int> answered{0};
   engine_->Push(alice_, {"phone", {Row(1, "a", "team", "1")}},
                 [&](Result<PushReply> r) { answered += r.ok() ? 1 : 100; });
