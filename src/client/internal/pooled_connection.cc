@@ -111,11 +111,7 @@ void PooledConnection::OnOpen() {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::kConnecting) return;
     if (options_.user.empty()) {
-      state_ = State::kReady;
-      was_ready_ = true;
-      ready_.store(true);
-      SignalReady(Status::Ok());
-      DrainLocked(actions);
+      BecomeReadyLocked(actions);
     } else {
       state_ = State::kLoggingIn;
       doc::Value login = {{"op", "login"}, {"user", options_.user}, {"secret", options_.secret}};
@@ -133,17 +129,21 @@ void PooledConnection::OnOpen() {
   Run(actions);
 }
 
+void PooledConnection::BecomeReadyLocked(Actions& actions) {
+  state_ = State::kReady;
+  was_ready_ = true;
+  ready_.store(true);
+  SignalReady(Status::Ok());
+  DrainLocked(actions);
+}
+
 void PooledConnection::OnLogin(const Result<doc::Value>& reply) {
   Actions actions;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::kLoggingIn) return;
     if (reply.ok()) {
-      state_ = State::kReady;
-      was_ready_ = true;
-      ready_.store(true);
-      SignalReady(Status::Ok());
-      DrainLocked(actions);
+      BecomeReadyLocked(actions);
     } else {
       // Wrong credentials do not get better by reconnecting.
       state_ = State::kFailed;

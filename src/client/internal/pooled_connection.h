@@ -88,6 +88,8 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   void OnLogin(const Result<doc::Value>& reply);
   // Moves queued requests into flight while there is room. Needs mu_.
   void DrainLocked(Actions& actions);
+  // Connected (and logged in when a user is set): serve what waited. Needs mu_.
+  void BecomeReadyLocked(Actions& actions);
   void SendLocked(const std::string& body, ReplyCallback done, Clock::TimePoint deadline);
   void FailAllLocked(const Status& status, bool include_queued, Actions& actions);
   void SignalReady(const Status& status);  // needs mu_
