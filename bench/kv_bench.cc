@@ -39,24 +39,10 @@ class Repeat final : public Workload {
 
 void HotRead(ScenarioContext& ctx, const char* op, size_t connections, size_t pipeline,
              uint64_t standard_ops) {
-  const std::string table = ctx.stack().FreshTable("hot");
-  const std::string value = PayloadValue(1, 200);
+  HotKeyReads reads(ctx.stack().FreshTable("hot"), op);
   auto driver = ctx.Pool(connections, pipeline);
   if (!driver) return;
-  std::string set;
-  AppendKeyOp(set, "set", table, "hot");
-  set += ",\"value\":" + value;
-  if (!ctx.CallOk(*driver, set, "preload")) return;
-  std::string body;
-  AppendKeyOp(body, op, table, "hot");
-  const bool is_get = std::string_view(op) == "get";
-  Repeat reads(body, [&](const ReplyView& reply) -> std::string {
-    if (ReplyMember(reply.text, "found") != "true") return "the hot key was not found";
-    if (is_get && !SameJson(LastReplyMember(reply.text, "value"), value)) {
-      return "the hot key's value differs from what was written";
-    }
-    return {};
-  });
+  if (!ctx.CallOk(*driver, reads.preload(), "preload")) return;
   ctx.Measure(*driver, reads, ctx.Ops(standard_ops));
 }
 

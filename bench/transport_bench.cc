@@ -2,7 +2,10 @@
 // any document is touched. echo (one connection, then --concurrency x
 // --pipeline) is the raw WebSocket floor of the server; session-churn is
 // login and logout; tcp-pingpong/sequential is the loopback round trip of
-// two plain sockets, the floor under every sequential scenario.
+// two plain sockets, the floor under every sequential scenario, and
+// get-vs-tcp/sequential holds a one-connection get to that floor, the two
+// measured in alternating rounds.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -103,22 +106,68 @@ void SessionChurn(ScenarioContext& ctx) {
 }
 
 // Two plain TCP sockets on loopback bouncing 64 bytes, with TCP_NODELAY:
-// the round trip no WebSocket request can beat on this machine.
-void BM_TcpPingPong(benchmark::State& state) {
-  int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (listener < 0 || bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      listen(listener, 1) != 0 ||
-      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    if (listener >= 0) close(listener);
-    return state.SkipWithError("cannot listen on loopback");
+// the round trip no WebSocket request can beat on this machine. The echoing
+// side is a thread of this process, blocking in read().
+class TcpPingPong {
+ public:
+  static constexpr size_t kBytes = 64;
+
+  TcpPingPong() {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (listener_ < 0 || bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        listen(listener_, 1) != 0 ||
+        getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      error_ = "cannot listen on loopback";
+      return;
+    }
+    echo_ = std::thread([this] { Echo(); });
+    client_ = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(client_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(client_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      error_ = "cannot connect on loopback";
+    }
   }
-  constexpr size_t kBytes = 64;
-  std::thread echo([listener] {
-    int s = accept(listener, nullptr, nullptr);
+
+  ~TcpPingPong() {
+    if (client_ >= 0) close(client_);                    // the echo thread reads EOF and ends
+    if (listener_ >= 0) shutdown(listener_, SHUT_RDWR);  // or stops waiting in accept
+    if (echo_.joinable()) echo_.join();
+    if (listener_ >= 0) close(listener_);
+  }
+
+  // Empty when the pair is connected.
+  const std::string& error() const { return error_; }
+
+  // `n` round trips, each recorded in `latency` when given; the number that
+  // came back intact (all of them unless the pair broke).
+  uint64_t Bounce(uint64_t n, LatencyRecorder* latency) {
+    char buf[kBytes];
+    std::memset(buf, 'p', sizeof buf);
+    for (uint64_t i = 0; i < n; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      buf[0] = static_cast<char>('a' + (sent_++) % 26);
+      if (write(client_, buf, kBytes) != ssize_t(kBytes)) return i;
+      size_t got = 0;
+      char in[kBytes];
+      while (got < kBytes) {
+        ssize_t r = read(client_, in + got, kBytes - got);
+        if (r <= 0) return i;
+        got += size_t(r);
+      }
+      if (std::memcmp(in, buf, kBytes) != 0) return i;
+      if (latency != nullptr) latency->Record(std::chrono::steady_clock::now() - t0);
+    }
+    return n;
+  }
+
+ private:
+  void Echo() {
+    int s = accept(listener_, nullptr, nullptr);
     if (s < 0) return;
     int one = 1;
     setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -132,47 +181,29 @@ void BM_TcpPingPong(benchmark::State& state) {
       }
       if (write(s, buf, kBytes) != ssize_t(kBytes)) return (void)close(s);
     }
-  });
-  int client = socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(client);
-    shutdown(listener, SHUT_RDWR);
-    close(listener);
-    echo.join();
-    return state.SkipWithError("cannot connect on loopback");
   }
+
+  int listener_ = -1;
+  int client_ = -1;
+  uint64_t sent_ = 0;
+  std::thread echo_;
+  std::string error_;
+};
+
+void BM_TcpPingPong(benchmark::State& state) {
+  TcpPingPong pair;
+  if (!pair.error().empty()) return state.SkipWithError(pair.error().c_str());
   const uint64_t ops = std::max<uint64_t>(1, uint64_t(20'000 * Options().BudgetScale()));
   RunResult run;
-  char buf[kBytes];
-  std::memset(buf, 'p', sizeof buf);
   uint64_t bounced = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    for (uint64_t i = 0; i < ops; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      buf[0] = static_cast<char>('a' + i % 26);
-      if (write(client, buf, kBytes) != ssize_t(kBytes)) break;
-      size_t got = 0;
-      char in[kBytes];
-      while (got < kBytes) {
-        ssize_t n = read(client, in + got, kBytes - got);
-        if (n <= 0) break;
-        got += size_t(n);
-      }
-      if (got != kBytes || std::memcmp(in, buf, kBytes) != 0) break;
-      ++bounced;
-      run.latency.Record(std::chrono::steady_clock::now() - t0);
-    }
+    bounced = pair.Bounce(ops, &run.latency);
     run.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     state.SetIterationTime(run.wall_seconds);
   }
   run.ops = bounced;
-  close(client);
-  echo.join();
-  close(listener);
   if (bounced != ops) return state.SkipWithError("a ping-pong round trip failed or differed");
   SetInfo(state, "ops", double(run.ops));
   SetDeterministic(state, "err", 0);
@@ -180,6 +211,50 @@ void BM_TcpPingPong(benchmark::State& state) {
   run.latency.Report(state);
   state.SetItemsProcessed(static_cast<int64_t>(run.ops));
   std::fprintf(stderr, "result: %s\n", ResultLine("tcp-pingpong/sequential", run).c_str());
+}
+
+// get of one hot key on one connection, one request at a time, alternated
+// round by round with the TCP ping-pong above. On this 2-core machine a
+// sequential case swings 2-3x between runs as the scheduler places the
+// threads, so a ratio of two separate runs mostly measures that; here each
+// round's pair runs back to back and the median of the rounds' ratios is
+// reported (get_vs_tcp, with tcp_ops_per_s). The result line is the get.
+void GetVsTcp(ScenarioContext& ctx) {
+  constexpr int kRounds = 10;
+  HotKeyReads reads(ctx.stack().FreshTable("get_vs_tcp"), "get");
+  auto driver = ctx.Pool(1, 1);
+  if (!driver) return;
+  if (!ctx.CallOk(*driver, reads.preload(), "preload")) return;
+  TcpPingPong tcp;
+  if (!tcp.error().empty()) return ctx.Fail(tcp.error());
+  const uint64_t per_round = std::max<uint64_t>(1, ctx.Ops(20'000) / kRounds);
+  std::vector<double> ratios;
+  double tcp_ops = 0;
+  double tcp_seconds = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const RunResult part = ctx.MeasurePart(*driver, reads, per_round);
+    if (part.error_count() > 0 || part.ops == 0 || part.capped) break;
+    const auto start = std::chrono::steady_clock::now();
+    if (tcp.Bounce(per_round, nullptr) != per_round) {
+      return ctx.Fail("a ping-pong round trip failed or differed");
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    tcp_ops += double(per_round);
+    tcp_seconds += seconds;
+    ratios.push_back((double(part.ops) / part.wall_seconds) / (double(per_round) / seconds));
+  }
+  if (ratios.empty()) return;  // the measured part carries the error
+  std::sort(ratios.begin(), ratios.end());
+  const double median = ratios.size() % 2 == 1
+                            ? ratios[ratios.size() / 2]
+                            : (ratios[ratios.size() / 2 - 1] + ratios[ratios.size() / 2]) / 2;
+  SetInfo(ctx.state(), "get_vs_tcp", median);
+  SetInfo(ctx.state(), "tcp_ops_per_s", tcp_ops / tcp_seconds);
+  std::fprintf(stderr,
+               "get-vs-tcp: get at %.2fx the TCP round-trip rate (median of %zu rounds; "
+               "tcp %.1fk/s, rounds %.2f-%.2fx)\n",
+               median, ratios.size(), tcp_ops / tcp_seconds / 1000, ratios.front(), ratios.back());
 }
 
 const bool kRegistered = AddRegistration([] {
@@ -193,6 +268,7 @@ const bool kRegistered = AddRegistration([] {
                         },
                     .peer = true});
   RegisterScenario({.name = "session-churn/login+logout", .body = SessionChurn});
+  RegisterScenario({.name = "get-vs-tcp/sequential", .body = GetVsTcp});
   if (!GetE2eOptions().Skipped("tcp-pingpong/sequential")) {
     benchmark::RegisterBenchmark("tcp-pingpong/sequential", BM_TcpPingPong)
         ->Iterations(1)

@@ -44,6 +44,22 @@ void AppendKeyOp(std::string& body, std::string_view op, std::string_view table,
   AppendJsonString(body, key);
 }
 
+HotKeyReads::HotKeyReads(std::string_view table, std::string_view op)
+    : value_(PayloadValue(1, 200)), is_get_(op == "get") {
+  AppendKeyOp(preload_, "set", table, "hot");
+  preload_ += ",\"value\":";
+  preload_ += value_;
+  AppendKeyOp(read_, op, table, "hot");
+}
+
+std::string HotKeyReads::Check(size_t, size_t, const ReplyView& reply) {
+  if (ReplyMember(reply.text, "found") != "true") return "the hot key was not found";
+  if (is_get_ && !SameJson(LastReplyMember(reply.text, "value"), value_)) {
+    return "the hot key's value differs from what was written";
+  }
+  return {};
+}
+
 void EnsureSlot(std::vector<std::vector<uint64_t>>& table, size_t conn, size_t slot) {
   if (table.size() <= conn) table.resize(conn + 1);
   if (table[conn].size() <= slot) table[conn].resize(slot + 1);

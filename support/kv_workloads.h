@@ -35,6 +35,29 @@ bool SameJson(std::string_view got, std::string_view want);
 void AppendKeyOp(std::string& body, std::string_view op, std::string_view table,
                  std::string_view key);
 
+// One document, PayloadValue(1, 200) at key "hot" of `table`, read again and
+// again with `op` ("get" or "has"). Every reply must find it, and a get's
+// value must be the one written. Send preload() once first.
+class HotKeyReads final : public Workload {
+ public:
+  HotKeyReads(std::string_view table, std::string_view op);
+
+  // The set that writes the document.
+  const std::string& preload() const { return preload_; }
+
+  bool Next(size_t, size_t, std::string& body) override {
+    body += read_;
+    return true;
+  }
+  std::string Check(size_t conn, size_t slot, const ReplyView& reply) override;
+
+ private:
+  const std::string value_;
+  std::string preload_;
+  std::string read_;
+  const bool is_get_;
+};
+
 // Sets KeyFor(i) = value(i) for i = 0, 1, ... across every slot; remembers
 // which writes were acknowledged.
 class UniqueSets : public Workload {

@@ -158,6 +158,28 @@ const RunResult& ScenarioContext::Measure(LoadDriver& driver, Workload& workload
   return run_;
 }
 
+RunResult ScenarioContext::MeasurePart(LoadDriver& driver, Workload& workload, uint64_t max_ops) {
+  RunResult total = std::move(run_);
+  const bool first = !measured_;
+  const double server_before = server_cpu_;
+  const bool server_known_before = server_cpu_known_;
+  Measure(driver, workload, max_ops);
+  RunResult part = run_;
+  if (!first) {
+    total.ops += part.ops;
+    for (size_t i = 0; i < total.errors.size(); ++i) total.errors[i] += part.errors[i];
+    if (total.first_error.empty()) total.first_error = part.first_error;
+    total.wall_seconds += part.wall_seconds;
+    total.client_cpu_seconds += part.client_cpu_seconds;
+    total.capped = total.capped || part.capped;
+    total.latency.Merge(part.latency);
+    run_ = std::move(total);
+    server_cpu_ += server_before;
+    server_cpu_known_ = server_cpu_known_ && server_known_before;
+  }
+  return part;
+}
+
 bool ScenarioContext::Untimed(LoadDriver& driver, Workload& workload, const char* what) {
   RunLimits limits;
   limits.cap = std::chrono::seconds(600);

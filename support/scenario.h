@@ -49,6 +49,11 @@ class ScenarioContext {
 
   // The measured run: `max_ops` requests at most, within --cap. Call once.
   const RunResult& Measure(LoadDriver& driver, Workload& workload, uint64_t max_ops);
+  // The measured run in parts, for a scenario that alternates its requests
+  // with another measurement: each call runs up to `max_ops` requests
+  // (within --cap) and adds them to the one result; returns the part's own.
+  // Use instead of Measure.
+  RunResult MeasurePart(LoadDriver& driver, Workload& workload, uint64_t max_ops);
   // An unmeasured run (preload, read-back): any error fails the case.
   bool Untimed(LoadDriver& driver, Workload& workload, const char* what);
   // One request whose reply must be ok; nullopt (after Fail) otherwise.

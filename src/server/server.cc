@@ -65,7 +65,7 @@ class Server::Impl {
       while (!sweep_stop_) {
         if (sweep_cv_.wait_for(lock, period, [this] { return sweep_stop_; })) break;
         lock.unlock();
-        cache_.Sweep(options_.pack_after, options_.evict_after);
+        cache_.Sweep(options_.pack_after, options_.evict_after, committer_.written());
         lock.lock();
       }
     });

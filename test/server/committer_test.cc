@@ -63,7 +63,8 @@ TEST_F(CommitterTest, WritesQueuedDuringACommitShareTheNext) {
   auto write = [&](const std::string& key, std::optional<std::string> value) {
     auto p = std::make_shared<std::promise<Status>>();
     done.push_back(p->get_future());
-    committer.Write("t", key, std::move(value), [p](const Status& s) { p->set_value(s); });
+    committer.Write("t", key, std::move(value),
+                    [p](const Status& s, uint64_t) { p->set_value(s); });
   };
   write("first", "1");
   for (int i = 0; i < 50; ++i) write("k" + std::to_string(i % 5), std::to_string(i));
@@ -78,14 +79,31 @@ TEST_F(CommitterTest, WritesQueuedDuringACommitShareTheNext) {
   EXPECT_EQ(committer.counters().writes, 52u);
 }
 
+TEST_F(CommitterTest, OnlyTheSameTableAndKeyAreOneDocument) {
+  Committer committer(store_, Durability::kCommit, std::chrono::milliseconds(100));
+  store_.Hold(true);
+  committer.Write("t", "first", "0", nullptr);  // may go alone; the rest go together
+  committer.Write("a", "k", "1", nullptr);
+  committer.Write("b", "k", "2", nullptr);
+  committer.Write("ab", "c", "3", nullptr);
+  committer.Write("a", "bc", "4", nullptr);
+  committer.Write("a", "k", "5", nullptr);
+  store_.Hold(false);
+  ASSERT_TRUE(committer.Flush().ok());
+  EXPECT_EQ(**memory_->Get("a", "k"), "5");
+  EXPECT_EQ(**memory_->Get("b", "k"), "2");
+  EXPECT_EQ(**memory_->Get("ab", "c"), "3");
+  EXPECT_EQ(**memory_->Get("a", "bc"), "4");
+}
+
 TEST_F(CommitterTest, CommitFailureFailsEveryWriteOfTheTransaction) {
   Committer committer(store_, Durability::kCommit, std::chrono::milliseconds(100));
   store_.Hold(true);
   store_.FailNext(1);
   std::promise<Status> a;
   std::promise<Status> b;
-  committer.Write("t", "a", "1", [&](const Status& s) { a.set_value(s); });
-  committer.Write("t", "b", "2", [&](const Status& s) { b.set_value(s); });
+  committer.Write("t", "a", "1", [&](const Status& s, uint64_t) { a.set_value(s); });
+  committer.Write("t", "b", "2", [&](const Status& s, uint64_t) { b.set_value(s); });
   store_.Hold(false);
   EXPECT_EQ(a.get_future().get().code(), StatusCode::kUnavailable);
   // b went with a or alone after it; either way its fate is reported.
@@ -101,7 +119,7 @@ TEST_F(CommitterTest, MemoryModeRetriesAFailedFlush) {
   Committer committer(store_, Durability::kMemory, std::chrono::milliseconds(5));
   store_.FailNext(2);
   std::atomic<int> done{0};
-  committer.Write("t", "a", "1", [&](const Status& s) { done += s.ok() ? 1 : 100; });
+  committer.Write("t", "a", "1", [&](const Status& s, uint64_t) { done += s.ok() ? 1 : 100; });
   committer.Write("t", "b", "2", nullptr);
   // Flush reports failures until an attempt succeeds; bounded attempts.
   Status s;

@@ -1,6 +1,8 @@
 #include "server/internal/committer.h"
 
-#include <unordered_map>
+#include <functional>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 namespace skiff::server::internal {
@@ -20,17 +22,19 @@ Committer::Committer(store::Store& store, Durability durability,
 
 Committer::~Committer() { Stop(); }
 
-void Committer::Write(std::string table, std::string key, std::optional<std::string> value,
-                      Done done) {
+uint64_t Committer::Write(std::string table, std::string key, std::optional<std::string> value,
+                          Done done) {
   std::lock_guard<std::mutex> lock(mu_);
-  queue_.push_back({std::move(table), std::move(key), std::move(value), std::move(done)});
   ++queued_seq_;
+  queue_.push_back(
+      {queued_seq_, std::move(table), std::move(key), std::move(value), std::move(done)});
   ++counters_.writes;
   // Commit mode wakes the committer at once: a waiting writer is latency.
   // Memory mode lets writes pile up until the interval or a full queue.
   if (durability_ == Durability::kCommit || queue_.size() >= kEagerFlushWrites) {
     work_cv_.notify_one();
   }
+  return queued_seq_;
 }
 
 Status Committer::Flush() {
@@ -112,36 +116,55 @@ void Committer::Run() {
     // Replies go out before Flush() callers wake: Server::Stop relies on it.
     lock.unlock();
     for (Pending& p : batch) {
-      if (p.done) p.done(status);
+      if (p.done) p.done(status, p.seq);
     }
     lock.lock();
     written_seq_ += batch.size();
+    written_through_.store(written_seq_, std::memory_order_release);
     batch.clear();
     flushed_cv_.notify_all();
   }
 }
 
-Status Committer::Commit(const std::vector<Pending>& batch) {
+Status Committer::Commit(std::vector<Pending>& batch) {
   // Only the last write of a key matters to the store; hot keys written many
-  // times per batch cost one statement.
-  std::unordered_map<std::string, size_t> last;
-  last.reserve(batch.size());
-  for (size_t i = 0; i < batch.size(); ++i) {
-    std::string id = batch[i].table;
-    id.push_back('\0');
-    id += batch[i].key;
-    last[std::move(id)] = i;
-  }
+  // times per batch cost one statement. Walking back from the end, a key
+  // seen before has a later write. The set holds views into `batch`, so
+  // finding the duplicates copies no strings.
+  struct Id {
+    std::string_view table;
+    std::string_view key;
+    bool operator==(const Id&) const = default;
+  };
+  struct IdHash {
+    size_t operator()(const Id& id) const {
+      return std::hash<std::string_view>{}(id.key) * 31 + std::hash<std::string_view>{}(id.table);
+    }
+  };
+  std::vector<bool> superseded(batch.size());
+  {
+    std::unordered_set<Id, IdHash> seen;
+    seen.reserve(batch.size());
+    for (size_t i = batch.size(); i-- > 0;) {
+      superseded[i] = !seen.insert({batch[i].table, batch[i].key}).second;
+    }
+  }  // the views die before the strings are moved
+  // Commit mode moves the strings into the WriteBatch: each write is tried
+  // once, and its done callback keeps what it needs. Memory mode copies
+  // them, since a failed flush is queued again for a retry.
+  const bool move = durability_ == Durability::kCommit;
+  auto take = [move](std::string& s) -> std::string {
+    if (move) return std::move(s);
+    return s;
+  };
   store::WriteBatch write;
   for (size_t i = 0; i < batch.size(); ++i) {
-    std::string id = batch[i].table;
-    id.push_back('\0');
-    id += batch[i].key;
-    if (last[id] != i) continue;
-    if (batch[i].value) {
-      write.Put(batch[i].table, batch[i].key, *batch[i].value);
+    if (superseded[i]) continue;
+    Pending& p = batch[i];
+    if (p.value) {
+      write.Put(take(p.table), take(p.key), take(*p.value));
     } else {
-      write.Delete(batch[i].table, batch[i].key);
+      write.Delete(take(p.table), take(p.key));
     }
   }
   return store_.Write(write);

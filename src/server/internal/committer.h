@@ -6,15 +6,17 @@
 // DBImpl::Write groups writers the same way). Queue order is store order:
 // callers queue a key's writes while holding that key's shard lock.
 //
-// Each write's `done` (may be empty) runs on the committer thread once its
-// transaction committed, or failed for good. Durability kCommit: a write is
-// tried once. kMemory: the caller acknowledged already, so the queue is
-// written at least every `flush_interval` and a failed flush is retried
+// Writes are numbered in queue order from 1. Each write's `done` (may be
+// empty) runs on the committer thread, with that number, once its
+// transaction committed or failed for good; written() then covers it. Durability kCommit: a write
+// is tried once. kMemory: the caller acknowledged already, so the queue is written at least every
+// `flush_interval` and a failed flush is retried
 // (`done` runs after the retry succeeds), never dropped, until Stop.
 // All methods are thread-safe.
 #ifndef SKIFF_SERVER_INTERNAL_COMMITTER_H_
 #define SKIFF_SERVER_INTERNAL_COMMITTER_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -39,7 +41,7 @@ struct CommitterCounters {
 
 class Committer {
  public:
-  using Done = std::function<void(const Status&)>;
+  using Done = std::function<void(const Status& status, uint64_t seq)>;
 
   Committer(store::Store& store, Durability durability, std::chrono::milliseconds flush_interval);
   ~Committer();  // Stop()
@@ -47,8 +49,14 @@ class Committer {
   Committer(const Committer&) = delete;
   Committer& operator=(const Committer&) = delete;
 
-  // `value` is JSON text; an empty optional deletes the key.
-  void Write(std::string table, std::string key, std::optional<std::string> value, Done done);
+  // `value` is JSON text; an empty optional deletes the key. Returns the
+  // write's number.
+  uint64_t Write(std::string table, std::string key, std::optional<std::string> value, Done done);
+
+  // Every write numbered up to this is in the store, or failed for good
+  // after its `done` ran. Lets a cache tell whether an entry's last write
+  // landed without a callback per write.
+  uint64_t written() const { return written_through_.load(std::memory_order_acquire); }
 
   // Blocks until every write queued before the call has been written (or
   // failed); returns the error of the attempt that ended the wait, OK when
@@ -62,6 +70,7 @@ class Committer {
 
  private:
   struct Pending {
+    uint64_t seq;
     std::string table;
     std::string key;
     std::optional<std::string> value;
@@ -69,24 +78,26 @@ class Committer {
   };
 
   void Run();
-  // Writes `batch` as one transaction (the last write of each key).
-  Status Commit(const std::vector<Pending>& batch);
+  // Writes `batch` as one transaction (the last write of each key). In
+  // commit mode the strings of `batch` are moved out; `done` stays.
+  Status Commit(std::vector<Pending>& batch);
 
   store::Store& store_;
   const Durability durability_;
   const std::chrono::milliseconds flush_interval_;
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;     // queue grew or stopping
-  std::condition_variable flushed_cv_;  // written_seq_ advanced
-  std::vector<Pending> queue_;          // guarded by mu_
-  uint64_t queued_seq_ = 0;             // guarded by mu_: writes ever queued
-  uint64_t written_seq_ = 0;            // guarded by mu_: writes ever written (or failed)
-  Status last_status_;                  // guarded by mu_
-  uint64_t failed_attempts_ = 0;        // guarded by mu_
-  bool stopping_ = false;               // guarded by mu_
-  bool flush_requested_ = false;        // guarded by mu_
-  CommitterCounters counters_;          // guarded by mu_
+  std::condition_variable work_cv_;           // queue grew or stopping
+  std::condition_variable flushed_cv_;        // written_seq_ advanced
+  std::vector<Pending> queue_;                // guarded by mu_
+  uint64_t queued_seq_ = 0;                   // guarded by mu_: writes ever queued
+  uint64_t written_seq_ = 0;                  // guarded by mu_: writes ever written (or failed)
+  Status last_status_;                        // guarded by mu_
+  uint64_t failed_attempts_ = 0;              // guarded by mu_
+  bool stopping_ = false;                     // guarded by mu_
+  bool flush_requested_ = false;              // guarded by mu_
+  CommitterCounters counters_;                // guarded by mu_
+  std::atomic<uint64_t> written_through_{0};  // written_seq_, readable without mu_
   std::thread thread_;
 };
 

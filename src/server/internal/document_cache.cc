@@ -1,5 +1,6 @@
 #include "server/internal/document_cache.h"
 
+#include <cstring>
 #include <functional>
 #include <iterator>
 
@@ -17,18 +18,21 @@ DocumentCache::DocumentCache(store::Store& store, const Clock& clock, size_t sha
   for (size_t i = 0; i < shard_count; ++i) shards_.push_back(std::make_unique<Shard>());
 }
 
-std::string DocumentCache::Id(std::string_view table, std::string_view key) {
-  // Table names never contain NUL, so the separator keeps ids unambiguous.
-  std::string id;
-  id.reserve(table.size() + 1 + key.size());
-  id.append(table);
-  id.push_back('\0');
-  id.append(key);
-  return id;
+DocumentCache::DocumentId::DocumentId(std::string_view table, std::string_view key) {
+  const size_t size = table.size() + 1 + key.size();
+  char* out = small_;
+  if (size > sizeof small_) {
+    large_.resize(size);
+    out = large_.data();
+  }
+  std::memcpy(out, table.data(), table.size());
+  out[table.size()] = '\0';
+  std::memcpy(out + table.size() + 1, key.data(), key.size());
+  view_ = std::string_view(out, size);
 }
 
-DocumentCache::Shard& DocumentCache::ShardFor(const std::string& id) {
-  return *shards_[std::hash<std::string>{}(id) % shards_.size()];
+DocumentCache::Shard& DocumentCache::ShardFor(std::string_view id) {
+  return *shards_[IdHash{}(id) % shards_.size()];
 }
 
 Result<CachedDocument> DocumentCache::Load(std::string_view table, std::string_view key) {
@@ -63,6 +67,27 @@ Status DocumentCache::Unpack(CachedDocument& doc) {
   return Status::Ok();
 }
 
+Status DocumentCache::Parse(CachedDocument& doc) {
+  if (doc.text.empty()) return Status::Ok();
+  doc::Limits limits;
+  limits.max_depth = 1024;
+  limits.max_document_bytes = size_t{1} << 31;
+  Result<doc::Value> value = doc::Parse(doc.text, limits);
+  if (!value.ok()) return Internal("cached document does not parse: " + value.status().message());
+  doc.value = std::move(*value);
+  std::string().swap(doc.text);  // free it, not just empty it
+  return Status::Ok();
+}
+
+void DocumentCache::DropPacked(CachedDocument& doc) {
+  packed_documents_.fetch_sub(1, std::memory_order_relaxed);
+  packed_bytes_.fetch_sub(doc.packed->size(), std::memory_order_relaxed);
+  doc.packed.reset();
+  doc.exists = false;
+  doc.value = doc::Value();
+  doc.bytes = 0;
+}
+
 void DocumentCache::CountHot(const CachedDocument& doc, int sign) {
   if (!doc.exists) return;
   if (sign > 0) {
@@ -82,23 +107,22 @@ void DocumentCache::Changed(bool was_present, size_t old_bytes, const CachedDocu
   CountHot(doc, +1);
 }
 
-void DocumentCache::Persisted(std::string_view table, std::string_view key, bool ok) {
-  std::string id = Id(table, key);
-  Shard& shard = ShardFor(id);
+void DocumentCache::WriteFailed(std::string_view table, std::string_view key, uint64_t seq) {
+  const DocumentId id(table, key);
+  Shard& shard = ShardFor(id.view());
   std::lock_guard<std::mutex> lock(shard.mu);
-  auto it = shard.docs.find(id);
+  auto it = shard.docs.find(id.view());
   if (it == shard.docs.end()) return;
   CachedDocument& doc = it->second;
-  SKIFF_CHECK(doc.unpersisted > 0);
-  --doc.unpersisted;
-  if (ok || doc.unpersisted > 0) return;
-  // Entries with writes pending are never packed, so this one is hot.
+  if (doc.last_write != seq) return;  // a newer write carries the document now
+  // The committer counts this write as written only after this call, so the
+  // sweeper has not packed the entry: it is hot.
   CountHot(doc, -1);
   shard.docs.erase(it);
 }
 
-void DocumentCache::Sweep(std::chrono::nanoseconds pack_after,
-                          std::chrono::nanoseconds evict_after) {
+void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nanoseconds evict_after,
+                          uint64_t written_through) {
   uint64_t released = 0;  // JSON text bytes of the trees freed by this pass
   // What this pass frees is freed only after its last allocation. glibc's
   // per-thread cache hands a chunk freed by this thread to its next
@@ -113,7 +137,7 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after,
     for (auto it = shard->docs.begin(); it != shard->docs.end();) {
       CachedDocument& doc = it->second;
       auto idle = now - doc.last_used;
-      bool settled = doc.unpersisted == 0;
+      bool settled = doc.last_write <= written_through;
       if (settled && evict_after.count() > 0 && idle >= evict_after) {
         if (doc.packed) {
           packed_documents_.fetch_sub(1, std::memory_order_relaxed);
@@ -128,7 +152,8 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after,
         it = next;
         continue;
       }
-      if (settled && doc.exists && !doc.packed && pack_after.count() > 0 && idle >= pack_after) {
+      if (settled && doc.exists && !doc.packed && pack_after.count() > 0 && idle >= pack_after &&
+          Parse(doc).ok()) {
         CountHot(doc, -1);
         doc.packed = doc::Pack(doc.value);
         freed_trees.push_back(std::move(doc.value));

@@ -41,11 +41,17 @@ namespace skiff::server::internal {
 // misses do not reach the store.
 struct CachedDocument {
   bool exists = false;
-  doc::Value value;  // null while packed
+  // A hot document is held parsed (`value`), or as the compact JSON a set
+  // sent (`text`, with `value` null) until an op needs the tree: a set then
+  // stores what it was sent and a get sends it back, neither building a
+  // tree. DocumentCache::Parse turns the text form into the tree.
+  doc::Value value;  // null while packed or in the text form
+  std::string text;  // non-empty only in the text form
   size_t bytes = 0;  // JSON text size of `value` when it was last stored or loaded
-  // Writes queued to the committer and not yet written: the entry may not
-  // be evicted before they are, or a reload would miss them.
-  uint32_t unpersisted = 0;
+  // The committer's number for the newest write of this document (0: none).
+  // Until the committer has written it the entry may not be packed or
+  // evicted, or a reload would miss it.
+  uint64_t last_write = 0;
   Clock::TimePoint last_used;
   std::optional<std::string> packed;  // set in the packed tier
 };
@@ -72,14 +78,14 @@ class DocumentCache {
   // loading fails, in which case fn is not called.
   template <typename Fn>
   Status With(std::string_view table, std::string_view key, Fn&& fn) {
-    std::string id = Id(table, key);
-    Shard& shard = ShardFor(id);
+    const DocumentId id(table, key);
+    Shard& shard = ShardFor(id.view());
     std::lock_guard<std::mutex> lock(shard.mu);
-    auto it = shard.docs.find(id);
+    auto it = shard.docs.find(id.view());
     if (it == shard.docs.end()) {
       Result<CachedDocument> loaded = Load(table, key);
       if (!loaded.ok()) return loaded.status();
-      it = shard.docs.emplace(std::move(id), std::move(*loaded)).first;
+      it = shard.docs.emplace(std::string(id.view()), std::move(*loaded)).first;
       CountHot(it->second, +1);
     } else if (it->second.packed) {
       SKIFF_RETURN_IF_ERROR(Unpack(it->second));
@@ -89,32 +95,77 @@ class DocumentCache {
     return Status::Ok();
   }
 
+  // Like With() for a change that replaces the document whatever it was
+  // (set): a key not in memory is not read from the store first, and a
+  // packed one is not unpacked, since neither old value would be used. fn
+  // sees a document with `exists` false and must call Changed().
+  template <typename Fn>
+  void Replace(std::string_view table, std::string_view key, Fn&& fn) {
+    const DocumentId id(table, key);
+    Shard& shard = ShardFor(id.view());
+    std::lock_guard<std::mutex> lock(shard.mu);
+    auto it = shard.docs.find(id.view());
+    if (it == shard.docs.end())
+      it = shard.docs.emplace(std::string(id.view()), CachedDocument()).first;
+    CachedDocument& doc = it->second;
+    if (doc.packed) DropPacked(doc);
+    doc.last_used = clock_.Now();
+    fn(doc);
+  }
+
   // Updates the tier counters after fn changed `doc` (was_present/old_bytes
   // are the values before the change). Call inside With().
   void Changed(bool was_present, size_t old_bytes, const CachedDocument& doc);
 
-  // A write queued for (table, key) inside With() was written (`ok`) or
-  // failed. A failure drops the cached copy once no other write of the key
-  // is pending, so the next access reads what the store really holds.
-  void Persisted(std::string_view table, std::string_view key, bool ok);
+  // Write number `seq` of (table, key) failed for good. Unless a newer write
+  // of the key is queued, the cached copy is dropped, so the next access
+  // reads what the store really holds.
+  void WriteFailed(std::string_view table, std::string_view key, uint64_t seq);
 
   // Packs documents idle for `pack_after` and evicts those idle for
-  // `evict_after` (zero disables either).
-  void Sweep(std::chrono::nanoseconds pack_after, std::chrono::nanoseconds evict_after);
+  // `evict_after` (zero disables either); only documents whose last write
+  // is numbered up to `written_through` (Committer::written()) move.
+  void Sweep(std::chrono::nanoseconds pack_after, std::chrono::nanoseconds evict_after,
+             uint64_t written_through);
 
   TierStats stats() const;
 
+  // Gives `doc` its tree when it is in the text form. The text was
+  // validated when it arrived, so failing here is an internal error.
+  static Status Parse(CachedDocument& doc);
+
  private:
-  using DocumentMap = std::unordered_map<std::string, CachedDocument>;
+  // Map keys are "table\0key": table names never contain NUL, so the
+  // separator keeps them unambiguous. Lookups take a string_view, built
+  // on the stack for all but very long keys, so finding a document
+  // allocates nothing.
+  struct IdHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+  };
+  class DocumentId {
+   public:
+    DocumentId(std::string_view table, std::string_view key);
+    DocumentId(const DocumentId&) = delete;
+    DocumentId& operator=(const DocumentId&) = delete;
+    std::string_view view() const { return view_; }
+
+   private:
+    char small_[192];
+    std::string large_;
+    std::string_view view_;
+  };
+  using DocumentMap = std::unordered_map<std::string, CachedDocument, IdHash, std::equal_to<>>;
   struct Shard {
     std::mutex mu;
     DocumentMap docs;  // guarded by mu
   };
 
-  static std::string Id(std::string_view table, std::string_view key);
-  Shard& ShardFor(const std::string& id);
+  Shard& ShardFor(std::string_view id);
   Result<CachedDocument> Load(std::string_view table, std::string_view key);
   Status Unpack(CachedDocument& doc);
+  // Forgets a packed document's bytes, leaving an absent hot entry.
+  void DropPacked(CachedDocument& doc);
   void CountHot(const CachedDocument& doc, int sign);
   // Re-creates the map entries of documents just packed on the calling
   // thread (see the definition for why), appending the old ones, emptied, to

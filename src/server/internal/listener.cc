@@ -23,30 +23,37 @@ namespace {
 
 class WsConnection;
 
-// The header of one unmasked, final text frame of `size` payload bytes
-// (RFC 6455 section 5.2): servers never mask.
-std::string FrameHeader(size_t size) {
-  std::string h;
-  h.push_back(static_cast<char>(0x81));  // FIN, opcode text
+// Appends the header of one unmasked, final text frame of `size` payload
+// bytes (RFC 6455 section 5.2): servers never mask.
+void AppendFrameHeader(std::string& out, size_t size) {
+  out.push_back(static_cast<char>(0x81));  // FIN, opcode text
   if (size < 126) {
-    h.push_back(static_cast<char>(size));
+    out.push_back(static_cast<char>(size));
   } else if (size <= 0xFFFF) {
-    h.push_back(static_cast<char>(126));
-    h.push_back(static_cast<char>((size >> 8) & 0xFF));
-    h.push_back(static_cast<char>(size & 0xFF));
+    out.push_back(static_cast<char>(126));
+    out.push_back(static_cast<char>((size >> 8) & 0xFF));
+    out.push_back(static_cast<char>(size & 0xFF));
   } else {
-    h.push_back(static_cast<char>(127));
+    out.push_back(static_cast<char>(127));
     for (int shift = 56; shift >= 0; shift -= 8) {
-      h.push_back(static_cast<char>((static_cast<uint64_t>(size) >> shift) & 0xFF));
+      out.push_back(static_cast<char>((static_cast<uint64_t>(size) >> shift) & 0xFF));
     }
   }
-  return h;
 }
+
+// Replies up to this size are gathered into the connection's next batch;
+// a larger one leaves on its own, so it is never copied.
+constexpr size_t kBatchedReplyBytes = 16 * 1024;
+// A batch this large is sent at once instead of waiting for the flush.
+constexpr size_t kBatchBytes = 256 * 1024;
 
 // websocketpp derives each connection from config::connection_base, which
 // lets the connection carry our object without a lookup table.
 struct ConnectionSlot {
   std::shared_ptr<WsConnection> skiff;
+  // Called by the patched handle_read_frame (tools/cmake/SkiffWebsocketpp.cmake)
+  // once every message of one read has been handled, before the next read.
+  void skiff_after_read();
 };
 
 struct WsConfig : websocketpp::config::asio {
@@ -56,27 +63,48 @@ struct WsConfig : websocketpp::config::asio {
 using WsServer = websocketpp::server<WsConfig>;
 using WsConnectionPtr = WsServer::connection_ptr;
 
-class WsConnection final : public Connection {
+// Replies leave in batches: every reply produced while one read's requests
+// are handled is appended, frame header included, to one buffer, and the
+// buffer goes out as one prepared websocketpp message when the read's last
+// message has been handled (ConnectionSlot::skiff_after_read). Replies
+// produced elsewhere (a commit releases many at once) are batched the same
+// way and sent by a flush posted to the I/O threads, unless a read is under
+// way and will send them. One send per batch instead of one per reply is
+// what lets a pipelining client get many replies per read; websocketpp's own
+// per-message path also copied each payload twice and scanned our own JSON
+// for UTF-8.
+class WsConnection final : public Connection, public std::enable_shared_from_this<WsConnection> {
  public:
   explicit WsConnection(std::weak_ptr<WsServer::connection_type> con) : con_(std::move(con)) {}
 
   void Send(std::string frame) override {
-    if (WsConnectionPtr con = con_.lock()) {
-      // A prepared message: we write the frame header and hand over the
-      // payload without a copy. websocketpp's own path copies the payload
-      // twice and scans our own (valid) JSON for UTF-8 on every reply.
-      WsServer::message_ptr msg = con->get_message(websocketpp::frame::opcode::text, 0);
-      if (!msg) return;  // out of message buffers: the connection is failing
-      msg->set_header(FrameHeader(frame.size()));
-      msg->get_raw_payload().swap(frame);
-      msg->set_prepared(true);
-      // An error here means the connection is closing; the reply is moot.
-      (void)con->send(msg);
+    WsConnectionPtr con = con_.lock();
+    if (!con) return;
+    std::lock_guard<std::mutex> lock(out_mu_);
+    if (frame.size() > kBatchedReplyBytes) {
+      // Order: whatever is batched goes first.
+      FlushLocked(*con);
+      std::string header;
+      AppendFrameHeader(header, frame.size());
+      SendPrepared(*con, std::move(header), std::move(frame));
+      return;
+    }
+    AppendFrameHeader(batch_, frame.size());
+    batch_ += frame;
+    if (batch_.size() >= kBatchBytes) {
+      FlushLocked(*con);
+    } else if (!reading_ && !flush_posted_) {
+      flush_posted_ = true;
+      asio::post(con->get_socket().get_executor(), [self = shared_from_this()] { self->Flush(); });
     }
   }
 
   void Close(uint16_t code, const std::string& reason) override {
     if (WsConnectionPtr con = con_.lock()) {
+      {
+        std::lock_guard<std::mutex> lock(out_mu_);
+        FlushLocked(*con);  // replies already produced go out before the close
+      }
       websocketpp::lib::error_code ec;
       con->close(code, reason, ec);
     }
@@ -88,10 +116,61 @@ class WsConnection final : public Connection {
     }
   }
 
+  // A read's messages are about to be handled / have been handled.
+  void EnterRead() {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    reading_ = true;
+  }
+  void LeaveRead(WsServer::connection_type& con) {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    reading_ = false;
+    FlushLocked(con);
+  }
+
  private:
+  void Flush() {
+    WsConnectionPtr con = con_.lock();
+    std::lock_guard<std::mutex> lock(out_mu_);
+    flush_posted_ = false;
+    if (con) {
+      FlushLocked(*con);
+    } else {
+      batch_.clear();
+    }
+  }
+
+  // Sends the batch; out_mu_ is held, so batches leave in the order their
+  // replies were produced.
+  void FlushLocked(WsServer::connection_type& con) {
+    if (batch_.empty()) return;
+    std::string bytes;
+    bytes.swap(batch_);
+    SendPrepared(con, std::string(), std::move(bytes));
+  }
+
+  // A prepared message is written as header + payload, untouched.
+  static void SendPrepared(WsServer::connection_type& con, std::string header,
+                           std::string payload) {
+    WsServer::message_ptr msg = con.get_message(websocketpp::frame::opcode::text, 0);
+    if (!msg) return;  // out of message buffers: the connection is failing
+    msg->set_header(header);
+    msg->get_raw_payload().swap(payload);
+    msg->set_prepared(true);
+    // An error here means the connection is closing; the reply is moot.
+    (void)con.send(msg);
+  }
+
   // Weak: the websocketpp connection owns us through ConnectionSlot.
   std::weak_ptr<WsServer::connection_type> con_;
+  std::mutex out_mu_;
+  std::string batch_;          // guarded by out_mu_
+  bool flush_posted_ = false;  // guarded by out_mu_
+  bool reading_ = false;       // guarded by out_mu_
 };
+
+void ConnectionSlot::skiff_after_read() {
+  if (skiff) skiff->LeaveRead(static_cast<WsServer::connection_type&>(*this));
+}
 
 class WsListener final : public Listener {
  public:
@@ -248,6 +327,7 @@ class WsListener final : public Listener {
     const std::shared_ptr<WsConnection>& conn = con->skiff;
     if (!conn) return;
     conn->last_active_ns.store(clock_.Now().time_since_epoch().count(), std::memory_order_relaxed);
+    conn->EnterRead();
     if (msg->get_opcode() == websocketpp::frame::opcode::text) {
       handler_.OnText(conn, msg->get_payload());
     } else {

@@ -55,6 +55,10 @@ struct Request {
   size_t limit = 0;    // all
   doc::Path path;      // add
   doc::Value value;    // set: value; echo: data; merge: patch; add: delta
+  // The JSON text of that member when ScanRequest decoded the request (for
+  // echo, instead of `value`); points into the frame, so it is valid only
+  // while the frame is being handled. Empty after DecodeRequest.
+  std::string_view raw_value;
   // Sync ops.
   sync::PushRequest push;           // push
   uint64_t since = 0;               // pull wait

@@ -5,6 +5,7 @@
 
 #include "doc/merge.h"
 #include "doc/path.h"
+#include "server/internal/request_scanner.h"
 #include "server/users.h"
 
 namespace skiff::server::internal {
@@ -45,15 +46,23 @@ void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string
     conn->Close(kCloseTooBig, "frame too large");
     return;
   }
+  // The scanner takes the common requests without building a tree; the
+  // full decoder takes the rest and words every error.
+  Request request;
   std::optional<uint64_t> id;
-  Result<Request> request = DecodeRequest(payload, limits_, &id);
-  if (!request.ok()) {
-    conn->Send(EncodeError(id, request.status()));
-    return;
+  if (ScanRequest(payload, limits_, &request)) {
+    id = request.id;
+  } else {
+    Result<Request> decoded = DecodeRequest(payload, limits_, &id);
+    if (!decoded.ok()) {
+      conn->Send(EncodeError(id, decoded.status()));
+      return;
+    }
+    request = std::move(*decoded);
   }
   // Only requests that wait for a commit occupy the connection; the ones
   // answered at once (ping, reads) pass, so health checks keep working.
-  if (WaitsForCommit(request->op) &&
+  if (WaitsForCommit(request.op) &&
       conn->in_flight.load(std::memory_order_relaxed) >= options_.max_in_flight) {
     conn->Send(EncodeError(
         id, Status(StatusCode::kOverloaded, "more than " + std::to_string(options_.max_in_flight) +
@@ -62,7 +71,7 @@ void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string
   }
   Status status;
   try {
-    status = Execute(conn, *request);
+    status = Execute(conn, request);
   } catch (const std::exception& e) {
     // Nothing below should throw; if a library does, the request fails and
     // the connection and the server carry on.
@@ -103,7 +112,8 @@ Status RequestHandler::Execute(const std::shared_ptr<Connection>& conn, Request&
       conn->Send(EncodeOk(r.id));
       return Status::Ok();
     case Op::kEcho:
-      conn->Send(EncodeOkRaw(r.id, "data", r.value.dump()));
+      conn->Send(r.raw_value.empty() ? EncodeOkRaw(r.id, "data", r.value.dump())
+                                     : EncodeOkRaw(r.id, "data", r.raw_value));
       return Status::Ok();
     case Op::kGet:
     case Op::kHas:
@@ -170,7 +180,11 @@ Status RequestHandler::Get(Connection& conn, const Request& r) {
       reply = EncodeOkRaw(r.id, "found", "true");
       reply.pop_back();  // reopen the object to append the value
       reply += ",\"value\":";
-      reply += d.value.dump();
+      if (d.text.empty()) {
+        reply += d.value.dump();
+      } else {
+        reply += d.text;
+      }
       reply += '}';
     } else {
       reply = EncodeOkRaw(r.id, "found", d.exists ? "true" : "false");
@@ -183,22 +197,22 @@ Status RequestHandler::Get(Connection& conn, const Request& r) {
 void RequestHandler::Persist(const std::shared_ptr<Connection>& conn, const Request& r,
                              CachedDocument& doc, std::optional<std::string> value,
                              std::string reply) {
-  ++doc.unpersisted;  // keeps the entry in memory until the store has it
+  // The write's number keeps the entry in memory until the store has it.
   if (options_.durability == Durability::kMemory) {
-    committer_.Write(r.table, r.key, std::move(value),
-                     [this, table = r.table, key = r.key](const Status& status) {
-                       cache_.Persisted(table, key, status.ok());
-                     });
+    // Already acknowledged, and a failed flush is retried until it lands:
+    // nothing to do per write.
+    doc.last_write = committer_.Write(r.table, r.key, std::move(value), nullptr);
     return;
   }
   conn->in_flight.fetch_add(1, std::memory_order_relaxed);
-  committer_.Write(r.table, r.key, std::move(value),
-                   [this, conn, table = r.table, key = r.key, id = r.id,
-                    reply = std::move(reply)](const Status& status) mutable {
-                     cache_.Persisted(table, key, status.ok());
-                     conn->Send(status.ok() ? std::move(reply) : EncodeError(id, status));
-                     conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
-                   });
+  doc.last_write =
+      committer_.Write(r.table, r.key, std::move(value),
+                       [this, conn, table = r.table, key = r.key, id = r.id,
+                        reply = std::move(reply)](const Status& status, uint64_t seq) mutable {
+                         if (!status.ok()) cache_.WriteFailed(table, key, seq);
+                         conn->Send(status.ok() ? std::move(reply) : EncodeError(id, status));
+                         conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
+                       });
 }
 
 void RequestHandler::ReplyAfterWrite(Connection& conn, std::string reply) {
@@ -206,17 +220,26 @@ void RequestHandler::ReplyAfterWrite(Connection& conn, std::string reply) {
 }
 
 Status RequestHandler::Set(const std::shared_ptr<Connection>& conn, Request& r) {
-  std::string text = r.value.dump();  // outside the shard lock
+  // Outside the shard lock. A scanned request keeps the document as text;
+  // one the full decoder read arrives as a tree.
+  const bool as_text = !r.raw_value.empty();
+  std::string text = as_text ? CompactJson(r.raw_value) : r.value.dump();
   std::string reply = EncodeOk(r.id);
-  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
+  cache_.Replace(r.table, r.key, [&](CachedDocument& d) {
     bool was = d.exists;
     size_t old_bytes = d.bytes;
     d.exists = true;
-    d.value = std::move(r.value);
     d.bytes = text.size();
+    if (as_text) {
+      d.value = doc::Value();
+      d.text = text;  // the committer takes the other copy
+    } else {
+      d.value = std::move(r.value);
+      d.text.clear();
+    }
     cache_.Changed(was, old_bytes, d);
     Persist(conn, r, d, std::move(text), reply);
-  }));
+  });
   ReplyAfterWrite(*conn, std::move(reply));
   return Status::Ok();
 }
@@ -230,6 +253,7 @@ Status RequestHandler::Delete(const std::shared_ptr<Connection>& conn, const Req
     size_t old_bytes = d.bytes;
     d.exists = false;
     d.value = doc::Value();
+    d.text.clear();
     d.bytes = 0;
     cache_.Changed(true, old_bytes, d);
     Persist(conn, r, d, std::nullopt, reply_found);
@@ -255,6 +279,8 @@ Status RequestHandler::Add(const std::shared_ptr<Connection>& conn, const Reques
     // AddAtPath leaves the document unchanged on error, so work in place:
     // copying a large document for every add would dominate its cost.
     if (!d.exists) d.value = doc::Value();
+    result = DocumentCache::Parse(d);
+    if (!result.ok()) return;
     Result<doc::Value> sum = doc::AddAtPath(d.value, r.path, r.value);
     if (!sum.ok()) {
       result = sum.status();
@@ -279,6 +305,8 @@ Status RequestHandler::Merge(const std::shared_ptr<Connection>& conn, const Requ
   std::string reply = EncodeOk(r.id);
   SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
     if (!d.exists) d.value = doc::Value();
+    result = DocumentCache::Parse(d);
+    if (!result.ok()) return;
     result = doc::MergePatch(d.value, r.value, limits_.max_depth);
     if (!result.ok()) return;
     std::string text = d.value.dump();
