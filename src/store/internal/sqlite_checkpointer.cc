@@ -1,0 +1,61 @@
+#include "store/internal/sqlite_checkpointer.h"
+
+#include "store/internal/sqlite_statement.h"
+
+namespace skiff::store::internal {
+
+Result<std::unique_ptr<SqliteCheckpointer>> SqliteCheckpointer::Start(const std::string& path,
+                                                                      bool synchronous_full,
+                                                                      uint64_t* statements) {
+  std::unique_ptr<SqliteCheckpointer> c(new SqliteCheckpointer());
+  int rc =
+      sqlite3_open_v2(path.c_str(), &c->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = Unavailable("cannot open SQLite file '" + path + "' for checkpoints: " +
+                           (c->db_ ? sqlite3_errmsg(c->db_) : sqlite3_errstr(rc)));
+    sqlite3_close_v2(c->db_);
+    c->db_ = nullptr;
+    return s;
+  }
+  // The level decides whether a checkpoint syncs; it must be the writer's.
+  Status s = ExecSqliteScript(
+      c->db_, synchronous_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;",
+      statements);
+  if (!s.ok()) return s;  // the destructor closes db_
+  c->thread_ = std::thread([p = c.get()] { p->Run(); });
+  return c;
+}
+
+SqliteCheckpointer::~SqliteCheckpointer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  sqlite3_close_v2(db_);
+}
+
+void SqliteCheckpointer::Request() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (requested_) return;
+  requested_ = true;
+  cv_.notify_one();
+}
+
+void SqliteCheckpointer::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return requested_ || stopping_; });
+    if (stopping_) return;
+    requested_ = false;
+    lock.unlock();
+    // Errors are left for the next round: SQLITE_BUSY means another
+    // checkpoint is running, and the writer's own checkpoint (the store's
+    // backstop) reports nothing either, as SQLite's auto-checkpoint does not.
+    (void)sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    lock.lock();
+  }
+}
+
+}  // namespace skiff::store::internal
