@@ -162,6 +162,31 @@ file(WRITE "${_dst}.tmp" "#include <cstring>\n${_text}")
 file(COPY_FILE "${_dst}.tmp" "${_dst}" ONLY_IF_DIFFERENT)
 file(REMOVE "${_dst}.tmp")
 
+# And the transport: websocketpp posts every write (and every other task it
+# hands itself) to the connection's strand even when it is already running
+# in that strand, so a reply sent while a read is handled waited for another
+# turn of the event loop (an epoll_wait) before its sendmsg, after the next
+# read had been started. Dispatching runs it at once when already in the
+# strand and posts it otherwise, so the order of work is unchanged; Asio
+# never completes an operation inside its initiation, so nothing recurses.
+set(_src "${SKIFF_WEBSOCKETPP_INCLUDE_DIR}/websocketpp/transport/asio/connection.hpp")
+set(_dst "${_skiff_wspp_out}/websocketpp/transport/asio/connection.hpp")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_src}")
+file(READ "${_src}" _text)
+set(_dispatch_old "    lib::error_code dispatch(dispatch_handler handler) {
+        if (config::enable_multithreading) {
+            m_io_service->post(m_strand->wrap(handler));")
+string(FIND "${_text}" "${_dispatch_old}" _at)
+if(_at EQUAL -1)
+  message(FATAL_ERROR "websocketpp/transport/asio/connection.hpp is not the 0.8.2 one")
+endif()
+string(REPLACE "${_dispatch_old}" "    lib::error_code dispatch(dispatch_handler handler) {
+        if (config::enable_multithreading) {
+            m_strand->dispatch(handler);" _text "${_text}")
+file(WRITE "${_dst}.tmp" "${_text}")
+file(COPY_FILE "${_dst}.tmp" "${_dst}" ONLY_IF_DIFFERENT)
+file(REMOVE "${_dst}.tmp")
+
 if(NOT TARGET skiff_websocketpp)
   add_library(skiff_websocketpp INTERFACE)
   add_library(skiff::websocketpp ALIAS skiff_websocketpp)
