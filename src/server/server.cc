@@ -47,7 +47,14 @@ class Server::Impl {
         cache_(store, clock, kShards),
         committer_(store, options.durability, options.flush_interval),
         sync_(std::move(sync)),
-        handler_(options, store, cache_, committer_, *sync_) {}
+        handler_(options, store, cache_, committer_, *sync_) {
+    // Memory mode's writes are read from the cache when committed. The
+    // committer stops (its destructor) before the cache it reads goes.
+    committer_.set_latest(
+        [this](std::string_view table, std::string_view key, std::optional<std::string>* text) {
+          return cache_.LatestText(table, key, text);
+        });
+  }
 
   ~Impl() { StopSweeper(); }
 

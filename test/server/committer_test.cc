@@ -4,6 +4,9 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -131,6 +134,52 @@ TEST_F(CommitterTest, MemoryModeRetriesAFailedFlush) {
   EXPECT_EQ(**memory_->Get("t", "a"), "1");
   EXPECT_EQ(**memory_->Get("t", "b"), "2");
   EXPECT_EQ(done.load(), 1);  // told once, after the write finally landed
+}
+
+// A WriteLatest write stores what the document holds when it is written,
+// not when it was queued; absent documents are deleted, unknown ones skipped.
+TEST_F(CommitterTest, WriteLatestStoresTheStateAtCommitTime) {
+  ASSERT_TRUE(memory_
+                  ->Write([] {
+                    store::WriteBatch b;
+                    b.Put("t", "gone", "0");
+                    return b;
+                  }())
+                  .ok());
+  Committer committer(store_, Durability::kMemory, std::chrono::hours(1));
+  std::mutex mu;
+  std::string counter = "1";  // guarded by mu
+  int reads = 0;              // guarded by mu
+  committer.set_latest(
+      [&](std::string_view table, std::string_view key, std::optional<std::string>* value) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++reads;
+        EXPECT_EQ(table, "t");
+        if (key == "counter") {
+          *value = counter;
+        } else if (key == "gone") {
+          value->reset();
+        } else {
+          return false;
+        }
+        return true;
+      });
+  const uint64_t first = committer.WriteLatest("t", "counter");
+  EXPECT_EQ(committer.taken(), 0u);  // the hour-long interval has not passed
+  committer.WriteLatest("t", "gone");
+  committer.WriteLatest("t", "unknown");
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    counter = "2";  // changed after queueing: still carried by `first`
+  }
+  ASSERT_TRUE(committer.Flush().ok());
+  EXPECT_GE(committer.taken(), first);
+  EXPECT_GE(committer.written(), first + 2);
+  EXPECT_EQ(**memory_->Get("t", "counter"), "2");
+  EXPECT_FALSE(memory_->Get("t", "gone")->has_value());
+  EXPECT_FALSE(memory_->Get("t", "unknown")->has_value());
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(reads, 3);
 }
 
 TEST_F(CommitterTest, StopWritesWhatIsQueued) {

@@ -5,6 +5,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/check.h"
+
 namespace skiff::server::internal {
 namespace {
 
@@ -34,6 +36,16 @@ uint64_t Committer::Write(std::string table, std::string key, std::optional<std:
   if (durability_ == Durability::kCommit || queue_.size() >= kEagerFlushWrites) {
     work_cv_.notify_one();
   }
+  return queued_seq_;
+}
+
+uint64_t Committer::WriteLatest(std::string table, std::string key) {
+  SKIFF_CHECK(durability_ == Durability::kMemory && latest_);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++queued_seq_;
+  queue_.push_back({queued_seq_, std::move(table), std::move(key), std::nullopt, nullptr, true});
+  ++counters_.writes;
+  if (queue_.size() >= kEagerFlushWrites) work_cv_.notify_one();
   return queued_seq_;
 }
 
@@ -91,6 +103,8 @@ void Committer::Run() {
     // Everything queued while the previous transaction ran goes into this
     // one: the group commit.
     batch.swap(queue_);
+    // Before any Latest read of this batch (they run after the unlock).
+    taken_through_.store(queued_seq_, std::memory_order_release);
     lock.unlock();
     Status status = Commit(batch);
     lock.lock();
@@ -161,7 +175,17 @@ Status Committer::Commit(std::vector<Pending>& batch) {
   for (size_t i = 0; i < batch.size(); ++i) {
     if (superseded[i]) continue;
     Pending& p = batch[i];
-    if (p.value) {
+    if (p.latest) {
+      // Read now, not when queued: this is the state after every change
+      // made so far. A retry reads it again.
+      std::optional<std::string> value;
+      if (!latest_(p.table, p.key, &value)) continue;
+      if (value) {
+        write.Put(p.table, p.key, std::move(*value));
+      } else {
+        write.Delete(p.table, p.key);
+      }
+    } else if (p.value) {
       write.Put(take(p.table), take(p.key), take(*p.value));
     } else {
       write.Delete(take(p.table), take(p.key));

@@ -6,6 +6,11 @@
 // DBImpl::Write groups writers the same way). Queue order is store order:
 // callers queue a key's writes while holding that key's shard lock.
 //
+// In memory mode a writer may instead queue WriteLatest(table, key): the
+// committer reads the document's state when it writes it, through the
+// Latest function, so a document changed many times between two flushes is
+// serialised and queued once, not once per change.
+//
 // Writes are numbered in queue order from 1. Each write's `done` (may be
 // empty) runs on the committer thread, with that number, once its
 // transaction committed or failed for good; written() then covers it. Durability kCommit: a write
@@ -24,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -42,6 +48,12 @@ struct CommitterCounters {
 class Committer {
  public:
   using Done = std::function<void(const Status& status, uint64_t seq)>;
+  // The current state of (table, key) for a WriteLatest write: sets `*value`
+  // (JSON text, or nullopt for "absent") and returns true, or returns false
+  // when it is not known (the write is then skipped). Runs on the committer
+  // thread.
+  using Latest = std::function<bool(std::string_view table, std::string_view key,
+                                    std::optional<std::string>* value)>;
 
   Committer(store::Store& store, Durability durability, std::chrono::milliseconds flush_interval);
   ~Committer();  // Stop()
@@ -52,6 +64,18 @@ class Committer {
   // `value` is JSON text; an empty optional deletes the key. Returns the
   // write's number.
   uint64_t Write(std::string table, std::string key, std::optional<std::string> value, Done done);
+
+  // Memory mode: queues a write of whatever (table, key) holds when it is
+  // written (see Latest). Returns the write's number. A caller that changes
+  // a document whose last write is numbered above taken() need not queue
+  // another: that write has not been read yet and will carry the change, as
+  // long as the caller changes the document and reads taken() under the
+  // same lock the Latest function takes.
+  uint64_t WriteLatest(std::string table, std::string key);
+  // Set before the first WriteLatest.
+  void set_latest(Latest latest) { latest_ = std::move(latest); }
+  // Every write numbered up to this has been taken off the queue.
+  uint64_t taken() const { return taken_through_.load(std::memory_order_acquire); }
 
   // Every write numbered up to this is in the store, or failed for good
   // after its `done` ran. Lets a cache tell whether an entry's last write
@@ -75,6 +99,7 @@ class Committer {
     std::string key;
     std::optional<std::string> value;
     Done done;
+    bool latest = false;  // WriteLatest: `value` is read when written
   };
 
   void Run();
@@ -98,6 +123,8 @@ class Committer {
   bool flush_requested_ = false;              // guarded by mu_
   CommitterCounters counters_;                // guarded by mu_
   std::atomic<uint64_t> written_through_{0};  // written_seq_, readable without mu_
+  std::atomic<uint64_t> taken_through_{0};    // last number swapped off queue_
+  Latest latest_;
   std::thread thread_;
 };
 

@@ -107,6 +107,30 @@ void DocumentCache::Changed(bool was_present, size_t old_bytes, const CachedDocu
   CountHot(doc, +1);
 }
 
+bool DocumentCache::LatestText(std::string_view table, std::string_view key,
+                               std::optional<std::string>* text) {
+  const DocumentId id(table, key);
+  Shard& shard = ShardFor(id.view());
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.docs.find(id.view());
+  if (it == shard.docs.end()) return false;
+  const CachedDocument& doc = it->second;
+  if (!doc.exists) {
+    text->reset();
+  } else if (!doc.text.empty()) {
+    *text = doc.text;
+  } else if (doc.packed) {
+    // Not expected (a document with a write pending is never packed), but
+    // cheap to get right.
+    Result<doc::Value> value = doc::Unpack(*doc.packed);
+    if (!value.ok()) return false;
+    *text = doc::Dump(*value);
+  } else {
+    *text = doc::Dump(doc.value);
+  }
+  return true;
+}
+
 void DocumentCache::WriteFailed(std::string_view table, std::string_view key, uint64_t seq) {
   const DocumentId id(table, key);
   Shard& shard = ShardFor(id.view());

@@ -117,6 +117,11 @@ class DocumentCache {
   // are the values before the change). Call inside With().
   void Changed(bool was_present, size_t old_bytes, const CachedDocument& doc);
 
+  // The current JSON text of (table, key) for the committer (Committer::
+  // Latest): nullopt when the document does not exist. False when the key
+  // is not in memory, which cannot happen while a write of it is pending.
+  bool LatestText(std::string_view table, std::string_view key, std::optional<std::string>* text);
+
   // Write number `seq` of (table, key) failed for good. Unless a newer write
   // of the key is queued, the cached copy is dropped, so the next access
   // reads what the store really holds.

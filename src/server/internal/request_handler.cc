@@ -199,9 +199,14 @@ void RequestHandler::Persist(const std::shared_ptr<Connection>& conn, const Requ
                              std::string reply) {
   // The write's number keeps the entry in memory until the store has it.
   if (options_.durability == Durability::kMemory) {
-    // Already acknowledged, and a failed flush is retried until it lands:
-    // nothing to do per write.
-    doc.last_write = committer_.Write(r.table, r.key, std::move(value), nullptr);
+    // Acknowledged already, and a failed flush is retried until it lands.
+    // The committer reads the document when it writes it, so while this
+    // key's last write is still queued it carries this change too: a key
+    // changed many times between flushes is serialised and written once.
+    // (We hold the key's shard lock, which the committer's read takes.)
+    if (doc.last_write <= committer_.taken()) {
+      doc.last_write = committer_.WriteLatest(r.table, r.key);
+    }
     return;
   }
   conn->in_flight.fetch_add(1, std::memory_order_relaxed);
@@ -232,7 +237,11 @@ Status RequestHandler::Set(const std::shared_ptr<Connection>& conn, Request& r) 
     d.bytes = text.size();
     if (as_text) {
       d.value = doc::Value();
-      d.text = text;  // the committer takes the other copy
+      if (options_.durability == Durability::kMemory) {
+        d.text = std::move(text);  // the committer reads it from here
+      } else {
+        d.text = text;  // the committer takes the other copy
+      }
     } else {
       d.value = std::move(r.value);
       d.text.clear();

@@ -65,7 +65,9 @@ class RequestHandler final : public ListenerHandler {
 
   // Queues a write of (table, key) to the committer. Call inside
   // DocumentCache::With so the store sees the key's writes in order. In
-  // commit mode `reply` is sent once the write committed.
+  // commit mode `value` is written and `reply` sent once it committed; in
+  // memory mode neither is used (the committer reads the document from the
+  // cache, and the caller replies).
   void Persist(const std::shared_ptr<Connection>& conn, const Request& r, CachedDocument& doc,
                std::optional<std::string> value, std::string reply);
   // In memory mode the reply of a write goes out now; in commit mode
