@@ -210,6 +210,39 @@ TEST_F(ServerOpsTest, MemoryDurabilityFlushesWithinTheInterval) {
   StartServer();
 }
 
+// Memory mode writes each document's state as it is when flushed, once per
+// flush however often it changed: the store must end with the last state of
+// every key, across many flushes and every kind of write.
+TEST_F(ServerOpsTest, MemoryDurabilityStoresTheLastStateOfEveryKey) {
+  StopServer();
+  options_.durability = server::Durability::kMemory;
+  options_.flush_interval = std::chrono::milliseconds(2);
+  StartServer();
+  client::Client& c = Alice();
+  constexpr int kAdds = 600;
+  for (int i = 1; i <= kAdds; ++i) {
+    ASSERT_EQ(*c.Add("mem", "counter", {"n"}, 1), i);
+    if (i % 100 == 0) {
+      ASSERT_TRUE(c.Set("mem", "doc", Value{{"round", i}, {"keep", true}}).ok());
+      ASSERT_TRUE(c.Merge("mem", "doc", Value{{"keep", nullptr}}).ok());
+      ASSERT_TRUE(c.Set("mem", "brief", i).ok());
+      ASSERT_TRUE(*c.Delete("mem", "brief"));
+    }
+  }
+  clients_.clear();
+  StopServer();
+  auto counter = store_->Get("mem", "counter");
+  ASSERT_TRUE(counter.ok() && counter->has_value());
+  EXPECT_EQ(Value::parse(**counter), (Value{{"n", kAdds}}));
+  auto doc = store_->Get("mem", "doc");
+  ASSERT_TRUE(doc.ok() && doc->has_value());
+  EXPECT_EQ(Value::parse(**doc), (Value{{"round", kAdds}}));
+  auto brief = store_->Get("mem", "brief");
+  ASSERT_TRUE(brief.ok());
+  EXPECT_FALSE(brief->has_value());
+  StartServer();
+}
+
 TEST_F(ServerOpsTest, IdleConnectionsAreClosed) {
   StopServer();
   options_.idle_timeout = std::chrono::milliseconds(50);

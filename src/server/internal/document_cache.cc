@@ -1,5 +1,6 @@
 #include "server/internal/document_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <iterator>
@@ -154,9 +155,24 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nano
   // packed bytes and new entries back into the trees' pages and pin them.
   std::vector<doc::Value> freed_trees;
   std::vector<DocumentMap::node_type> freed_entries;
+  // A pass walks a shard only once one of its documents may be due, so a
+  // server whose documents are all in use does not walk millions of them
+  // every period. Each walk notes when its earliest remaining document
+  // falls due; a document touched later falls due no sooner than `now` plus
+  // the shorter limit, since touching it sets last_used to at least `now`.
+  std::lock_guard<std::mutex> sweep_lock(sweep_mu_);
+  const bool same_limits = pack_after == swept_pack_after_ && evict_after == swept_evict_after_;
+  swept_pack_after_ = pack_after;
+  swept_evict_after_ = evict_after;
+  constexpr auto kNever = Clock::TimePoint::max();
+  auto after = [&](Clock::TimePoint t, std::chrono::nanoseconds limit) {
+    return limit.count() > 0 ? t + limit : kNever;
+  };
   for (const std::unique_ptr<Shard>& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard->mu);
     Clock::TimePoint now = clock_.Now();
+    if (same_limits && now < shard->next_sweep) continue;
+    Clock::TimePoint next_due = std::min(after(now, pack_after), after(now, evict_after));
     std::vector<DocumentMap::iterator> packed_now;
     for (auto it = shard->docs.begin(); it != shard->docs.end();) {
       CachedDocument& doc = it->second;
@@ -187,8 +203,19 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nano
         packed_bytes_.fetch_add(doc.packed->size(), std::memory_order_relaxed);
         packed_now.push_back(it);
       }
+      // When this document, staying as it now is, can next move.
+      Clock::TimePoint due = kNever;
+      if (!settled) {
+        due = now;  // its write lands soon; look again next pass
+      } else if (doc.exists && !doc.packed && pack_after.count() > 0) {
+        due = idle >= pack_after ? now : doc.last_used + pack_after;  // now: failed to parse
+      } else {
+        due = after(doc.last_used, evict_after);
+      }
+      next_due = std::min(next_due, due);
       ++it;
     }
+    shard->next_sweep = next_due;
     Relocate(shard->docs, packed_now, freed_entries);
   }
   freed_trees.clear();

@@ -164,6 +164,9 @@ class DocumentCache {
   struct Shard {
     std::mutex mu;
     DocumentMap docs;  // guarded by mu
+    // No document of the shard can move before this (guarded by mu; see
+    // Sweep).
+    Clock::TimePoint next_sweep{};
   };
 
   Shard& ShardFor(std::string_view id);
@@ -190,6 +193,10 @@ class DocumentCache {
   std::atomic<uint64_t> packed_bytes_{0};
   std::atomic<uint64_t> evictions_{0};
   std::atomic<uint64_t> released_since_trim_{0};  // JSON bytes freed since malloc_trim
+  // The limits the shards' next_sweep were computed for.
+  std::mutex sweep_mu_;
+  std::chrono::nanoseconds swept_pack_after_{-1};   // guarded by sweep_mu_
+  std::chrono::nanoseconds swept_evict_after_{-1};  // guarded by sweep_mu_
 };
 
 }  // namespace skiff::server::internal
