@@ -2,7 +2,7 @@
 
 #include <functional>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 
 #include "base/check.h"
@@ -141,10 +141,11 @@ void Committer::Run() {
 }
 
 Status Committer::Commit(std::vector<Pending>& batch) {
-  // Only the last write of a key matters to the store; hot keys written many
-  // times per batch cost one statement. Walking back from the end, a key
-  // seen before has a later write. The set holds views into `batch`, so
-  // finding the duplicates copies no strings.
+  // One write stands for each key: hot keys written many times per batch
+  // cost one statement. That is the last write of the key, unless the key
+  // has a WriteLatest write in the batch: that one reads the document as it
+  // is now, newer than any write queued. The map holds views into `batch`,
+  // so finding the duplicates copies no strings.
   struct Id {
     std::string_view table;
     std::string_view key;
@@ -155,13 +156,15 @@ Status Committer::Commit(std::vector<Pending>& batch) {
       return std::hash<std::string_view>{}(id.key) * 31 + std::hash<std::string_view>{}(id.table);
     }
   };
-  std::vector<bool> superseded(batch.size());
+  std::vector<bool> superseded(batch.size(), true);
   {
-    std::unordered_set<Id, IdHash> seen;
-    seen.reserve(batch.size());
+    std::unordered_map<Id, size_t, IdHash> standing;
+    standing.reserve(batch.size());
     for (size_t i = batch.size(); i-- > 0;) {
-      superseded[i] = !seen.insert({batch[i].table, batch[i].key}).second;
+      auto [it, fresh] = standing.try_emplace(Id{batch[i].table, batch[i].key}, i);
+      if (!fresh && batch[i].latest && !batch[it->second].latest) it->second = i;
     }
+    for (const auto& [id, i] : standing) superseded[i] = false;
   }  // the views die before the strings are moved
   // Commit mode moves the strings into the WriteBatch: each write is tried
   // once, and its done callback keeps what it needs. Memory mode copies

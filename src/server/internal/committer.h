@@ -66,11 +66,12 @@ class Committer {
   uint64_t Write(std::string table, std::string key, std::optional<std::string> value, Done done);
 
   // Memory mode: queues a write of whatever (table, key) holds when it is
-  // written (see Latest). Returns the write's number. A caller that changes
-  // a document whose last write is numbered above taken() need not queue
-  // another: that write has not been read yet and will carry the change, as
-  // long as the caller changes the document and reads taken() under the
-  // same lock the Latest function takes.
+  // written (see Latest); it stands for every write of the key in its batch.
+  // Returns the write's number. A caller that changes a document whose last
+  // WriteLatest write is numbered above taken() need not queue anything:
+  // that write has not been read yet and will carry the change, as long as
+  // the caller changes the document and reads taken() under the same lock
+  // the Latest function takes.
   uint64_t WriteLatest(std::string table, std::string key);
   // Set before the first WriteLatest.
   void set_latest(Latest latest) { latest_ = std::move(latest); }

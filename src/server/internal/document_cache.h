@@ -52,6 +52,8 @@ struct CachedDocument {
   // Until the committer has written it the entry may not be packed or
   // evicted, or a reload would miss it.
   uint64_t last_write = 0;
+  // The number of its newest Committer::WriteLatest write (memory mode).
+  uint64_t latest_write = 0;
   Clock::TimePoint last_used;
   std::optional<std::string> packed;  // set in the packed tier
 };

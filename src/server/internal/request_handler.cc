@@ -196,16 +196,17 @@ Status RequestHandler::Get(Connection& conn, const Request& r) {
 
 void RequestHandler::Persist(const std::shared_ptr<Connection>& conn, const Request& r,
                              CachedDocument& doc, std::optional<std::string> value,
-                             std::string reply) {
+                             std::string reply, bool coalesce) {
   // The write's number keeps the entry in memory until the store has it.
   if (options_.durability == Durability::kMemory) {
     // Acknowledged already, and a failed flush is retried until it lands.
-    // The committer reads the document when it writes it, so while this
-    // key's last write is still queued it carries this change too: a key
-    // changed many times between flushes is serialised and written once.
-    // (We hold the key's shard lock, which the committer's read takes.)
-    if (doc.last_write <= committer_.taken()) {
-      doc.last_write = committer_.WriteLatest(r.table, r.key);
+    // While a WriteLatest write of the key is still queued it will read
+    // this change too (we hold the key's shard lock, which its read takes).
+    if (doc.latest_write > committer_.taken()) return;
+    if (coalesce) {
+      doc.last_write = doc.latest_write = committer_.WriteLatest(r.table, r.key);
+    } else {
+      doc.last_write = committer_.Write(r.table, r.key, std::move(value), nullptr);
     }
     return;
   }
@@ -237,11 +238,7 @@ Status RequestHandler::Set(const std::shared_ptr<Connection>& conn, Request& r) 
     d.bytes = text.size();
     if (as_text) {
       d.value = doc::Value();
-      if (options_.durability == Durability::kMemory) {
-        d.text = std::move(text);  // the committer reads it from here
-      } else {
-        d.text = text;  // the committer takes the other copy
-      }
+      d.text = text;  // the committer takes the other copy
     } else {
       d.value = std::move(r.value);
       d.text.clear();
@@ -302,7 +299,7 @@ Status RequestHandler::Add(const std::shared_ptr<Connection>& conn, const Reques
     d.bytes = text.size();
     cache_.Changed(was, old_bytes, d);
     reply = EncodeOkRaw(r.id, "value", sum->dump());
-    Persist(conn, r, d, std::move(text), reply);
+    Persist(conn, r, d, std::move(text), reply, /*coalesce=*/true);
   }));
   SKIFF_RETURN_IF_ERROR(result);
   ReplyAfterWrite(*conn, std::move(reply));
@@ -324,7 +321,7 @@ Status RequestHandler::Merge(const std::shared_ptr<Connection>& conn, const Requ
     d.exists = true;
     d.bytes = text.size();
     cache_.Changed(was, old_bytes, d);
-    Persist(conn, r, d, std::move(text), reply);
+    Persist(conn, r, d, std::move(text), reply, /*coalesce=*/true);
   }));
   SKIFF_RETURN_IF_ERROR(result);
   ReplyAfterWrite(*conn, std::move(reply));

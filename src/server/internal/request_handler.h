@@ -65,11 +65,13 @@ class RequestHandler final : public ListenerHandler {
 
   // Queues a write of (table, key) to the committer. Call inside
   // DocumentCache::With so the store sees the key's writes in order. In
-  // commit mode `value` is written and `reply` sent once it committed; in
-  // memory mode neither is used (the committer reads the document from the
-  // cache, and the caller replies).
+  // commit mode `value` is written and `reply` sent once it committed. In
+  // memory mode the caller replies; `coalesce` (add, merge: changes that
+  // often hit one hot key) has the committer read the document when it
+  // writes it instead of taking `value`, so a key changed many times
+  // between flushes is serialised and written once.
   void Persist(const std::shared_ptr<Connection>& conn, const Request& r, CachedDocument& doc,
-               std::optional<std::string> value, std::string reply);
+               std::optional<std::string> value, std::string reply, bool coalesce = false);
   // In memory mode the reply of a write goes out now; in commit mode
   // Persist's callback sends it.
   void ReplyAfterWrite(Connection& conn, std::string reply);
