@@ -115,7 +115,7 @@ bool DocumentCache::LatestText(std::string_view table, std::string_view key,
   std::lock_guard<std::mutex> lock(shard.mu);
   auto it = shard.docs.find(id.view());
   if (it == shard.docs.end()) return false;
-  const CachedDocument& doc = it->second;
+  CachedDocument& doc = it->second;
   if (!doc.exists) {
     text->reset();
   } else if (!doc.text.empty()) {
@@ -128,6 +128,11 @@ bool DocumentCache::LatestText(std::string_view table, std::string_view key,
     *text = doc::Dump(*value);
   } else {
     *text = doc::Dump(doc.value);
+    if ((*text)->size() != doc.bytes) {
+      CountHot(doc, -1);
+      doc.bytes = (*text)->size();
+      CountHot(doc, +1);
+    }
   }
   return true;
 }

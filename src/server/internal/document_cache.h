@@ -122,6 +122,8 @@ class DocumentCache {
   // The current JSON text of (table, key) for the committer (Committer::
   // Latest): nullopt when the document does not exist. False when the key
   // is not in memory, which cannot happen while a write of it is pending.
+  // Also brings the document's `bytes` (and the hot tier's count) up to
+  // date for changes that did not serialise it.
   bool LatestText(std::string_view table, std::string_view key, std::optional<std::string>* text);
 
   // Write number `seq` of (table, key) failed for good. Unless a newer write

@@ -1,5 +1,6 @@
 #include "server/internal/request_handler.h"
 
+#include <charconv>
 #include <exception>
 #include <utility>
 
@@ -20,6 +21,20 @@ doc::Limits RequestLimits(const ServerOptions& options) {
 
 std::string JsonString(std::string_view s) {
   return doc::Value(std::string(s)).dump(-1, ' ', false, doc::Value::error_handler_t::replace);
+}
+
+// A number as JSON text: integers without the serializer's machinery.
+std::string NumberText(const doc::Value& n) {
+  char buf[24];
+  std::to_chars_result end{buf, std::errc()};
+  if (n.is_number_unsigned()) {
+    end = std::to_chars(buf, buf + sizeof buf, n.get<uint64_t>());
+  } else if (n.is_number_integer()) {
+    end = std::to_chars(buf, buf + sizeof buf, n.get<int64_t>());
+  } else {
+    return n.dump();
+  }
+  return std::string(buf, end.ptr);
 }
 
 bool WaitsForCommit(Op op) {
@@ -221,6 +236,11 @@ void RequestHandler::Persist(const std::shared_ptr<Connection>& conn, const Requ
                        });
 }
 
+std::optional<std::string> RequestHandler::TextToPersist(const CachedDocument& doc) const {
+  if (options_.durability == Durability::kMemory) return std::nullopt;
+  return doc.value.dump();
+}
+
 void RequestHandler::ReplyAfterWrite(Connection& conn, std::string reply) {
   if (options_.durability == Durability::kMemory) conn.Send(std::move(reply));
 }
@@ -292,13 +312,13 @@ Status RequestHandler::Add(const std::shared_ptr<Connection>& conn, const Reques
       result = sum.status();
       return;
     }
-    std::string text = d.value.dump();
+    std::optional<std::string> text = TextToPersist(d);
     bool was = d.exists;
     size_t old_bytes = d.bytes;
     d.exists = true;
-    d.bytes = text.size();
+    if (text) d.bytes = text->size();
     cache_.Changed(was, old_bytes, d);
-    reply = EncodeOkRaw(r.id, "value", sum->dump());
+    reply = EncodeOkRaw(r.id, "value", NumberText(*sum));
     Persist(conn, r, d, std::move(text), reply, /*coalesce=*/true);
   }));
   SKIFF_RETURN_IF_ERROR(result);
@@ -315,11 +335,11 @@ Status RequestHandler::Merge(const std::shared_ptr<Connection>& conn, const Requ
     if (!result.ok()) return;
     result = doc::MergePatch(d.value, r.value, limits_.max_depth);
     if (!result.ok()) return;
-    std::string text = d.value.dump();
+    std::optional<std::string> text = TextToPersist(d);
     bool was = d.exists;
     size_t old_bytes = d.bytes;
     d.exists = true;
-    d.bytes = text.size();
+    if (text) d.bytes = text->size();
     cache_.Changed(was, old_bytes, d);
     Persist(conn, r, d, std::move(text), reply, /*coalesce=*/true);
   }));

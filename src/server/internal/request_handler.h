@@ -72,6 +72,11 @@ class RequestHandler final : public ListenerHandler {
   // between flushes is serialised and written once.
   void Persist(const std::shared_ptr<Connection>& conn, const Request& r, CachedDocument& doc,
                std::optional<std::string> value, std::string reply, bool coalesce = false);
+  // The text an add or merge hands Persist: in memory mode none, since the
+  // committer serialises the document when it writes it (and sets its
+  // `bytes` then, so the hot tier's byte count lags by up to one flush
+  // interval); in commit mode the document's JSON.
+  std::optional<std::string> TextToPersist(const CachedDocument& doc) const;
   // In memory mode the reply of a write goes out now; in commit mode
   // Persist's callback sends it.
   void ReplyAfterWrite(Connection& conn, std::string reply);
