@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/internal/held_waits.h"
@@ -34,6 +35,9 @@ class Connection {
 
   // Queues a text frame; silently dropped once the connection is closed.
   virtual void Send(std::string frame) = 0;
+  // The same for a frame the caller keeps (a reused buffer): a small one is
+  // copied straight into the outgoing batch, with no string of its own.
+  virtual void SendCopy(std::string_view frame) { Send(std::string(frame)); }
   // Starts the closing handshake after the frames already queued.
   virtual void Close(uint16_t code, const std::string& reason) = 0;
   // Runs `fn` on one of the server's I/O threads, so work handed over by

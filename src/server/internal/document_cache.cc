@@ -208,16 +208,14 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nano
         packed_bytes_.fetch_add(doc.packed->size(), std::memory_order_relaxed);
         packed_now.push_back(it);
       }
-      // When this document, staying as it now is, can next move.
-      Clock::TimePoint due = kNever;
-      if (!settled) {
-        due = now;  // its write lands soon; look again next pass
-      } else if (doc.exists && !doc.packed && pack_after.count() > 0) {
-        due = idle >= pack_after ? now : doc.last_used + pack_after;  // now: failed to parse
-      } else {
-        due = after(doc.last_used, evict_after);
-      }
-      next_due = std::min(next_due, due);
+      // When this document, staying as it now is, can next move. One that
+      // is due but could not move (its last write has not landed, or it did
+      // not parse) is looked at again next pass. A pending write alone does
+      // not make a document due: writes land long before pack_after.
+      Clock::TimePoint due = doc.exists && !doc.packed && pack_after.count() > 0
+                                 ? doc.last_used + pack_after
+                                 : after(doc.last_used, evict_after);
+      next_due = std::min(next_due, std::max(due, now));
       ++it;
     }
     shard->next_sweep = next_due;

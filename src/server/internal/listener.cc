@@ -89,14 +89,15 @@ class WsConnection final : public Connection, public std::enable_shared_from_thi
       SendPrepared(*con, std::move(header), std::move(frame));
       return;
     }
-    AppendFrameHeader(batch_, frame.size());
-    batch_ += frame;
-    if (batch_.size() >= kBatchBytes) {
-      FlushLocked(*con);
-    } else if (!reading_ && !flush_posted_) {
-      flush_posted_ = true;
-      asio::post(con->get_socket().get_executor(), [self = shared_from_this()] { self->Flush(); });
-    }
+    Append(*con, frame);
+  }
+
+  void SendCopy(std::string_view frame) override {
+    if (frame.size() > kBatchedReplyBytes) return Send(std::string(frame));
+    WsConnectionPtr con = con_.lock();
+    if (!con) return;
+    std::lock_guard<std::mutex> lock(out_mu_);
+    Append(*con, frame);
   }
 
   void Close(uint16_t code, const std::string& reason) override {
@@ -136,6 +137,19 @@ class WsConnection final : public Connection, public std::enable_shared_from_thi
       FlushLocked(*con);
     } else {
       batch_.clear();
+    }
+  }
+
+  // Adds a small frame to the batch and makes sure the batch will leave;
+  // out_mu_ is held.
+  void Append(WsServer::connection_type& con, std::string_view frame) {
+    AppendFrameHeader(batch_, frame.size());
+    batch_ += frame;
+    if (batch_.size() >= kBatchBytes) {
+      FlushLocked(con);
+    } else if (!reading_ && !flush_posted_) {
+      flush_posted_ = true;
+      asio::post(con.get_socket().get_executor(), [self = shared_from_this()] { self->Flush(); });
     }
   }
 

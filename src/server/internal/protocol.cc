@@ -1,6 +1,7 @@
 #include "server/internal/protocol.h"
 
 #include <array>
+#include <charconv>
 #include <utility>
 
 #include "doc/names.h"
@@ -216,13 +217,24 @@ std::string EncodeOk(uint64_t id, const doc::Value& fields) {
 std::string EncodeOkRaw(uint64_t id, std::string_view member, std::string_view json_text) {
   std::string out;
   out.reserve(32 + member.size() + json_text.size());
-  AppendId(out, id);
-  out += ",\"ok\":true,\"";
-  out += member;
-  out += "\":";
-  out += json_text;
-  out += '}';
+  AppendOkRaw(out, id, member, json_text);
   return out;
+}
+
+void AppendOkRaw(std::string& out, uint64_t id, std::string_view member,
+                 std::string_view json_text) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, id).ptr;
+  out += "{\"id\":";
+  out.append(digits, end);
+  out += ",\"ok\":true";
+  if (!json_text.empty()) {
+    out += ",\"";
+    out += member;
+    out += "\":";
+    out += json_text;
+  }
+  out += '}';
 }
 
 std::string EncodeError(std::optional<uint64_t> id, const Status& status) {

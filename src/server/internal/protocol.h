@@ -78,6 +78,9 @@ Result<Request> DecodeRequest(std::string_view text, const doc::Limits& limits,
 std::string EncodeOk(uint64_t id, const doc::Value& fields = doc::Value());
 // {"id":N,"ok":true,"data":...} with `data` already JSON text (echo's fast path).
 std::string EncodeOkRaw(uint64_t id, std::string_view member, std::string_view json_text);
+// The same, appended to `out`; `json_text` empty gives {"id":N,"ok":true}.
+void AppendOkRaw(std::string& out, uint64_t id, std::string_view member,
+                 std::string_view json_text);
 // {"id":N|null,"ok":false,"error":{"code":"...","message":"..."}}.
 std::string EncodeError(std::optional<uint64_t> id, const Status& status);
 

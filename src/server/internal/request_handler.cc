@@ -23,6 +23,16 @@ std::string JsonString(std::string_view s) {
   return doc::Value(std::string(s)).dump(-1, ' ', false, doc::Value::error_handler_t::replace);
 }
 
+// A per-thread buffer for building replies of the common ops, handed to
+// Connection::SendCopy: those replies then cost no allocation of their own.
+// Emptied on every call; the caller uses it before the next request.
+std::string& ReplyBuffer() {
+  thread_local std::string buffer;
+  if (buffer.capacity() > (size_t{1} << 20)) std::string().swap(buffer);  // after a huge reply
+  buffer.clear();
+  return buffer;
+}
+
 // A number as JSON text: integers without the serializer's machinery.
 std::string NumberText(const doc::Value& n) {
   char buf[24];
@@ -123,12 +133,20 @@ Status RequestHandler::Execute(const std::shared_ptr<Connection>& conn, Request&
       return Login(*conn, r);
     case Op::kLogout:
       return Logout(*conn, r);
-    case Op::kPing:
-      conn->Send(EncodeOk(r.id));
+    case Op::kPing: {
+      std::string& reply = ReplyBuffer();
+      AppendOkRaw(reply, r.id, "", "");
+      conn->SendCopy(reply);
       return Status::Ok();
+    }
     case Op::kEcho:
-      conn->Send(r.raw_value.empty() ? EncodeOkRaw(r.id, "data", r.value.dump())
-                                     : EncodeOkRaw(r.id, "data", r.raw_value));
+      if (r.raw_value.empty()) {
+        conn->Send(EncodeOkRaw(r.id, "data", r.value.dump()));
+      } else {
+        std::string& reply = ReplyBuffer();
+        AppendOkRaw(reply, r.id, "data", r.raw_value);
+        conn->SendCopy(reply);
+      }
       return Status::Ok();
     case Op::kGet:
     case Op::kHas:
@@ -189,10 +207,10 @@ Status RequestHandler::Logout(Connection& conn, const Request& r) {
 }
 
 Status RequestHandler::Get(Connection& conn, const Request& r) {
-  std::string reply;
+  std::string& reply = ReplyBuffer();
   SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
     if (r.op == Op::kGet && d.exists) {
-      reply = EncodeOkRaw(r.id, "found", "true");
+      AppendOkRaw(reply, r.id, "found", "true");
       reply.pop_back();  // reopen the object to append the value
       reply += ",\"value\":";
       if (d.text.empty()) {
@@ -202,16 +220,16 @@ Status RequestHandler::Get(Connection& conn, const Request& r) {
       }
       reply += '}';
     } else {
-      reply = EncodeOkRaw(r.id, "found", d.exists ? "true" : "false");
+      AppendOkRaw(reply, r.id, "found", d.exists ? "true" : "false");
     }
   }));
-  conn.Send(std::move(reply));
+  conn.SendCopy(reply);
   return Status::Ok();
 }
 
 void RequestHandler::Persist(const std::shared_ptr<Connection>& conn, const Request& r,
                              CachedDocument& doc, std::optional<std::string> value,
-                             std::string reply, bool coalesce) {
+                             const std::string& reply, bool coalesce) {
   // The write's number keeps the entry in memory until the store has it.
   if (options_.durability == Durability::kMemory) {
     // Acknowledged already, and a failed flush is retried until it lands.
@@ -228,8 +246,8 @@ void RequestHandler::Persist(const std::shared_ptr<Connection>& conn, const Requ
   conn->in_flight.fetch_add(1, std::memory_order_relaxed);
   doc.last_write =
       committer_.Write(r.table, r.key, std::move(value),
-                       [this, conn, table = r.table, key = r.key, id = r.id,
-                        reply = std::move(reply)](const Status& status, uint64_t seq) mutable {
+                       [this, conn, table = r.table, key = r.key, id = r.id, reply](
+                           const Status& status, uint64_t seq) mutable {
                          if (!status.ok()) cache_.WriteFailed(table, key, seq);
                          conn->Send(status.ok() ? std::move(reply) : EncodeError(id, status));
                          conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
@@ -241,8 +259,8 @@ std::optional<std::string> RequestHandler::TextToPersist(const CachedDocument& d
   return doc.value.dump();
 }
 
-void RequestHandler::ReplyAfterWrite(Connection& conn, std::string reply) {
-  if (options_.durability == Durability::kMemory) conn.Send(std::move(reply));
+void RequestHandler::ReplyAfterWrite(Connection& conn, std::string_view reply) {
+  if (options_.durability == Durability::kMemory) conn.SendCopy(reply);
 }
 
 Status RequestHandler::Set(const std::shared_ptr<Connection>& conn, Request& r) {
@@ -250,7 +268,8 @@ Status RequestHandler::Set(const std::shared_ptr<Connection>& conn, Request& r) 
   // one the full decoder read arrives as a tree.
   const bool as_text = !r.raw_value.empty();
   std::string text = as_text ? CompactJson(r.raw_value) : r.value.dump();
-  std::string reply = EncodeOk(r.id);
+  std::string& reply = ReplyBuffer();
+  AppendOkRaw(reply, r.id, "", "");
   cache_.Replace(r.table, r.key, [&](CachedDocument& d) {
     bool was = d.exists;
     size_t old_bytes = d.bytes;
@@ -266,7 +285,7 @@ Status RequestHandler::Set(const std::shared_ptr<Connection>& conn, Request& r) 
     cache_.Changed(was, old_bytes, d);
     Persist(conn, r, d, std::move(text), reply);
   });
-  ReplyAfterWrite(*conn, std::move(reply));
+  ReplyAfterWrite(*conn, reply);
   return Status::Ok();
 }
 
@@ -287,7 +306,7 @@ Status RequestHandler::Delete(const std::shared_ptr<Connection>& conn, const Req
   if (!found) {
     conn->Send(EncodeOkRaw(r.id, "found", "false"));
   } else {
-    ReplyAfterWrite(*conn, std::move(reply_found));
+    ReplyAfterWrite(*conn, reply_found);
   }
   return Status::Ok();
 }
@@ -300,7 +319,7 @@ Status RequestHandler::Add(const std::shared_ptr<Connection>& conn, const Reques
     return Status::Ok();
   }
   Status result;
-  std::string reply;
+  std::string& reply = ReplyBuffer();
   SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
     // AddAtPath leaves the document unchanged on error, so work in place:
     // copying a large document for every add would dominate its cost.
@@ -318,17 +337,18 @@ Status RequestHandler::Add(const std::shared_ptr<Connection>& conn, const Reques
     d.exists = true;
     if (text) d.bytes = text->size();
     cache_.Changed(was, old_bytes, d);
-    reply = EncodeOkRaw(r.id, "value", NumberText(*sum));
+    AppendOkRaw(reply, r.id, "value", NumberText(*sum));
     Persist(conn, r, d, std::move(text), reply, /*coalesce=*/true);
   }));
   SKIFF_RETURN_IF_ERROR(result);
-  ReplyAfterWrite(*conn, std::move(reply));
+  ReplyAfterWrite(*conn, reply);
   return Status::Ok();
 }
 
 Status RequestHandler::Merge(const std::shared_ptr<Connection>& conn, const Request& r) {
   Status result;
-  std::string reply = EncodeOk(r.id);
+  std::string& reply = ReplyBuffer();
+  AppendOkRaw(reply, r.id, "", "");
   SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
     if (!d.exists) d.value = doc::Value();
     result = DocumentCache::Parse(d);
@@ -344,7 +364,7 @@ Status RequestHandler::Merge(const std::shared_ptr<Connection>& conn, const Requ
     Persist(conn, r, d, std::move(text), reply, /*coalesce=*/true);
   }));
   SKIFF_RETURN_IF_ERROR(result);
-  ReplyAfterWrite(*conn, std::move(reply));
+  ReplyAfterWrite(*conn, reply);
   return Status::Ok();
 }
 

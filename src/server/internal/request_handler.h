@@ -71,7 +71,7 @@ class RequestHandler final : public ListenerHandler {
   // writes it instead of taking `value`, so a key changed many times
   // between flushes is serialised and written once.
   void Persist(const std::shared_ptr<Connection>& conn, const Request& r, CachedDocument& doc,
-               std::optional<std::string> value, std::string reply, bool coalesce = false);
+               std::optional<std::string> value, const std::string& reply, bool coalesce = false);
   // The text an add or merge hands Persist: in memory mode none, since the
   // committer serialises the document when it writes it (and sets its
   // `bytes` then, so the hot tier's byte count lags by up to one flush
@@ -79,7 +79,7 @@ class RequestHandler final : public ListenerHandler {
   std::optional<std::string> TextToPersist(const CachedDocument& doc) const;
   // In memory mode the reply of a write goes out now; in commit mode
   // Persist's callback sends it.
-  void ReplyAfterWrite(Connection& conn, std::string reply);
+  void ReplyAfterWrite(Connection& conn, std::string_view reply);
 
   const ServerOptions options_;
   const doc::Limits limits_;
