@@ -92,7 +92,7 @@ class DocumentCache {
     } else if (it->second.packed) {
       SKIFF_RETURN_IF_ERROR(Unpack(it->second));
     }
-    it->second.last_used = clock_.Now();
+    it->second.last_used = clock_.NowCoarse();
     fn(it->second);
     return Status::Ok();
   }
@@ -111,7 +111,7 @@ class DocumentCache {
       it = shard.docs.emplace(std::string(id.view()), CachedDocument()).first;
     CachedDocument& doc = it->second;
     if (doc.packed) DropPacked(doc);
-    doc.last_used = clock_.Now();
+    doc.last_used = clock_.NowCoarse();
     fn(doc);
   }
 

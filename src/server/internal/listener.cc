@@ -340,7 +340,8 @@ class WsListener final : public Listener {
     WsConnectionPtr con = server_.get_con_from_hdl(hdl);
     const std::shared_ptr<WsConnection>& conn = con->skiff;
     if (!conn) return;
-    conn->last_active_ns.store(clock_.Now().time_since_epoch().count(), std::memory_order_relaxed);
+    conn->last_active_ns.store(clock_.NowCoarse().time_since_epoch().count(),
+                               std::memory_order_relaxed);
     conn->EnterRead();
     if (msg->get_opcode() == websocketpp::frame::opcode::text) {
       handler_.OnText(conn, msg->get_payload());

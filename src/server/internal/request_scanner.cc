@@ -22,6 +22,7 @@ class Scanner {
       : p_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth) {}
 
   const char* pos() const { return p_; }
+  char Peek() const { return p_ < end_ ? *p_ : '\0'; }
 
   void SkipWhitespace() {
     while (p_ < end_ && IsWhitespace(*p_)) ++p_;
@@ -217,30 +218,47 @@ class Scanner {
 // validated and ignored, as DecodeRequest ignores it.
 enum Member : unsigned { kId, kOp, kTable, kKey, kValue, kData, kPatch, kDelta, kPath, kOther };
 
+// Called for every member of every request, so it picks by length first.
 Member MemberOf(std::string_view name) {
-  static constexpr std::string_view kNames[] = {"id",   "op",    "table", "key", "value",
-                                                "data", "patch", "delta", "path"};
-  for (unsigned i = 0; i < kOther; ++i) {
-    if (kNames[i] == name) return static_cast<Member>(i);
+  switch (name.size()) {
+    case 2:
+      return name == "id" ? kId : name == "op" ? kOp : kOther;
+    case 3:
+      return name == "key" ? kKey : kOther;
+    case 4:
+      return name == "data" ? kData : name == "path" ? kPath : kOther;
+    case 5:
+      return name == "table"   ? kTable
+             : name == "value" ? kValue
+             : name == "patch" ? kPatch
+             : name == "delta" ? kDelta
+                               : kOther;
+    default:
+      return kOther;
   }
-  return kOther;
 }
 
 struct Members {
   std::string_view text[kOther];  // the raw JSON of each member present
   unsigned present = 0;           // bit per Member
+  unsigned escaped = 0;           // bit per Member: a string with an escape
 
   bool Has(Member m) const { return (present & (1u << m)) != 0; }
 };
 
 // A string member without escapes, as its value.
+bool PlainString(const Members& m, Member which, std::string_view* out) {
+  if (!m.Has(which) || (m.escaped & (1u << which)) != 0) return false;
+  const std::string_view text = m.text[which];
+  if (text.size() < 2 || text.front() != '"') return false;
+  *out = text.substr(1, text.size() - 2);
+  return true;
+}
+
 bool PlainString(const Members& m, Member which, std::string* out) {
-  if (!m.Has(which)) return false;
-  std::string_view text = m.text[which];
-  if (text.size() < 2 || text.front() != '"' || text.back() != '"') return false;
-  text = text.substr(1, text.size() - 2);
-  if (text.find('\\') != std::string_view::npos) return false;
-  out->assign(text);
+  std::string_view view;
+  if (!PlainString(m, which, &view)) return false;
+  out->assign(view);
   return true;
 }
 
@@ -388,18 +406,25 @@ bool ScanRequest(std::string_view text, const doc::Limits& limits, Request* r) {
       if (!s.String(&name, &escaped) || escaped || !s.Take(':')) return false;
       s.SkipWhitespace();
       const char* start = s.pos();
-      if (!s.Value(1)) return false;
+      bool value_escaped = false;
+      if (s.Peek() == '"') {
+        std::string_view contents;
+        if (!s.String(&contents, &value_escaped)) return false;
+      } else if (!s.Value(1)) {
+        return false;
+      }
       const Member which = MemberOf(name);
       if (which == kOther) continue;
       if (m.Has(which)) return false;  // duplicates: leave to the full parser
       m.present |= 1u << which;
+      if (value_escaped) m.escaped |= 1u << which;
       m.text[which] = std::string_view(start, static_cast<size_t>(s.pos() - start));
     } while (s.Take(','));
     if (!s.Take('}')) return false;
   }
   if (!s.AtEnd()) return false;
 
-  std::string op;
+  std::string_view op;
   return Id(m, &r->id) && PlainString(m, kOp, &op) && FastOp(op, &r->op) && Fields(m, limits, r);
 }
 
