@@ -110,12 +110,9 @@ void DocumentCache::Changed(bool was_present, size_t old_bytes, const CachedDocu
 
 bool DocumentCache::LatestText(std::string_view table, std::string_view key,
                                std::optional<std::string>* text) {
-  const DocumentId id(table, key);
-  Shard& shard = ShardFor(id.view());
-  std::lock_guard<std::mutex> lock(shard.mu);
-  auto it = shard.docs.find(id.view());
-  if (it == shard.docs.end()) return false;
-  CachedDocument& doc = it->second;
+  Lookup entry(*this, table, key);
+  if (!entry.found()) return false;
+  CachedDocument& doc = entry.doc();
   if (!doc.exists) {
     text->reset();
   } else if (!doc.text.empty()) {
@@ -138,17 +135,14 @@ bool DocumentCache::LatestText(std::string_view table, std::string_view key,
 }
 
 void DocumentCache::WriteFailed(std::string_view table, std::string_view key, uint64_t seq) {
-  const DocumentId id(table, key);
-  Shard& shard = ShardFor(id.view());
-  std::lock_guard<std::mutex> lock(shard.mu);
-  auto it = shard.docs.find(id.view());
-  if (it == shard.docs.end()) return;
-  CachedDocument& doc = it->second;
+  Lookup entry(*this, table, key);
+  if (!entry.found()) return;
+  CachedDocument& doc = entry.doc();
   if (doc.last_write != seq) return;  // a newer write carries the document now
   // The committer counts this write as written only after this call, so the
   // sweeper has not packed the entry: it is hot.
   CountHot(doc, -1);
-  shard.docs.erase(it);
+  entry.Erase();
 }
 
 void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nanoseconds evict_after,

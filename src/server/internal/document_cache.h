@@ -80,20 +80,16 @@ class DocumentCache {
   // loading fails, in which case fn is not called.
   template <typename Fn>
   Status With(std::string_view table, std::string_view key, Fn&& fn) {
-    const DocumentId id(table, key);
-    Shard& shard = ShardFor(id.view());
-    std::lock_guard<std::mutex> lock(shard.mu);
-    auto it = shard.docs.find(id.view());
-    if (it == shard.docs.end()) {
+    Lookup entry(*this, table, key);
+    if (!entry.found()) {
       Result<CachedDocument> loaded = Load(table, key);
       if (!loaded.ok()) return loaded.status();
-      it = shard.docs.emplace(std::string(id.view()), std::move(*loaded)).first;
-      CountHot(it->second, +1);
-    } else if (it->second.packed) {
-      SKIFF_RETURN_IF_ERROR(Unpack(it->second));
+      CountHot(entry.Insert(std::move(*loaded)), +1);
+    } else if (entry.doc().packed) {
+      SKIFF_RETURN_IF_ERROR(Unpack(entry.doc()));
     }
-    it->second.last_used = clock_.NowCoarse();
-    fn(it->second);
+    entry.doc().last_used = clock_.NowCoarse();
+    fn(entry.doc());
     return Status::Ok();
   }
 
@@ -103,13 +99,8 @@ class DocumentCache {
   // sees a document with `exists` false and must call Changed().
   template <typename Fn>
   void Replace(std::string_view table, std::string_view key, Fn&& fn) {
-    const DocumentId id(table, key);
-    Shard& shard = ShardFor(id.view());
-    std::lock_guard<std::mutex> lock(shard.mu);
-    auto it = shard.docs.find(id.view());
-    if (it == shard.docs.end())
-      it = shard.docs.emplace(std::string(id.view()), CachedDocument()).first;
-    CachedDocument& doc = it->second;
+    Lookup entry(*this, table, key);
+    CachedDocument& doc = entry.found() ? entry.doc() : entry.Insert(CachedDocument());
     if (doc.packed) DropPacked(doc);
     doc.last_used = clock_.NowCoarse();
     fn(doc);
@@ -171,6 +162,30 @@ class DocumentCache {
     // No document of the shard can move before this (guarded by mu; see
     // Sweep).
     Clock::TimePoint next_sweep{};
+  };
+  // One key's entry, looked up under its shard's lock, which it holds
+  // until it goes.
+  class Lookup {
+   public:
+    Lookup(DocumentCache& cache, std::string_view table, std::string_view key)
+        : id_(table, key),
+          shard_(cache.ShardFor(id_.view())),
+          lock_(shard_.mu),
+          it_(shard_.docs.find(id_.view())) {}
+    bool found() const { return it_ != shard_.docs.end(); }
+    CachedDocument& doc() { return it_->second; }
+    // Adds the entry, which was not found.
+    CachedDocument& Insert(CachedDocument doc) {
+      it_ = shard_.docs.emplace(std::string(id_.view()), std::move(doc)).first;
+      return it_->second;
+    }
+    void Erase() { it_ = shard_.docs.erase(it_); }
+
+   private:
+    const DocumentId id_;
+    Shard& shard_;
+    std::lock_guard<std::mutex> lock_;
+    DocumentMap::iterator it_;
   };
 
   Shard& ShardFor(std::string_view id);
