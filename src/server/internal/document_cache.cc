@@ -101,6 +101,14 @@ void DocumentCache::CountHot(const CachedDocument& doc, int sign) {
 }
 
 void DocumentCache::Changed(bool was_present, size_t old_bytes, const CachedDocument& doc) {
+  if (was_present && doc.exists) {
+    // The common case (a change to a document that stays): the count holds,
+    // and most adds do not change the size either. Unsigned wrap-around
+    // makes adding the difference right for a shrink too.
+    if (doc.bytes != old_bytes)
+      hot_bytes_.fetch_add(doc.bytes - old_bytes, std::memory_order_relaxed);
+    return;
+  }
   if (was_present) {
     hot_documents_.fetch_sub(1, std::memory_order_relaxed);
     hot_bytes_.fetch_sub(old_bytes, std::memory_order_relaxed);

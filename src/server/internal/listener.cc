@@ -119,6 +119,9 @@ class WsConnection final : public Connection, public std::enable_shared_from_thi
 
   // A read's messages are about to be handled / have been handled.
   void EnterRead() {
+    // Called for every message of a read. Only the connection's strand
+    // writes reading_, and this runs on it, so reading it unlocked is safe.
+    if (reading_) return;
     std::lock_guard<std::mutex> lock(out_mu_);
     reading_ = true;
   }

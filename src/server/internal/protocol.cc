@@ -142,9 +142,15 @@ Status DecodeFields(doc::Value& obj, Request& r) {
   return Internal("unhandled op");
 }
 
+// `{"id":N` (or `{"id":null`), the start of every reply.
 void AppendId(std::string& out, std::optional<uint64_t> id) {
   out += "{\"id\":";
-  out += id ? std::to_string(*id) : "null";
+  if (!id) {
+    out += "null";
+    return;
+  }
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, *id).ptr);
 }
 
 }  // namespace
@@ -223,10 +229,7 @@ std::string EncodeOkRaw(uint64_t id, std::string_view member, std::string_view j
 
 void AppendOkRaw(std::string& out, uint64_t id, std::string_view member,
                  std::string_view json_text) {
-  char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof digits, id).ptr;
-  out += "{\"id\":";
-  out.append(digits, end);
+  AppendId(out, id);
   out += ",\"ok\":true";
   if (!json_text.empty()) {
     out += ",\"";
