@@ -1,5 +1,7 @@
 #include "support/skiffd_process.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +36,34 @@ std::string ReadFirstLine(int fd, std::chrono::steady_clock::time_point deadline
   return "";
 }
 
+// Starts `args` with its stdout on a pipe; the read end in `*out_fd`.
+// Returns the pid, or -1 with errno-style `*error`.
+pid_t SpawnWithStdout(std::vector<std::string> args, int* out_fd, int* error) {
+  int out[2];
+  if (pipe(out) != 0) {
+    *error = errno;
+    return -1;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  if (rc != 0) {
+    close(out[0]);
+    *error = rc;
+    return -1;
+  }
+  *out_fd = out[0];
+  return pid;
+}
+
 }  // namespace
 
 SkiffdProcess::~SkiffdProcess() { Kill(); }
@@ -41,32 +71,21 @@ SkiffdProcess::~SkiffdProcess() { Kill(); }
 Status SkiffdProcess::Start(const std::string& binary, const std::vector<std::string>& flags,
                             std::chrono::milliseconds timeout) {
   if (running()) return Internal("skiffd is already running");
-  int out[2];
-  if (pipe(out) != 0) return Unavailable(std::string("pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
   std::vector<std::string> args = {binary};
   args.insert(args.end(), flags.begin(), flags.end());
-  args.insert(args.end(), {"--port", "0"});
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  if (rc != 0) {
-    close(out[0]);
-    return Unavailable("cannot start " + binary + ": " + std::strerror(rc));
-  }
+  const bool has_port = std::any_of(flags.begin(), flags.end(),
+                                    [](const std::string& f) { return f.rfind("--port", 0) == 0; });
+  if (!has_port) args.insert(args.end(), {"--port", "0"});
+  int out = -1;
+  int error = 0;
+  const pid_t pid = SpawnWithStdout(std::move(args), &out, &error);
+  if (pid < 0) return Unavailable("cannot start " + binary + ": " + std::strerror(error));
   pid_ = pid;
-  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
-  std::string line = ReadFirstLine(out[0], std::chrono::steady_clock::now() + timeout);
+  fcntl(out, F_SETFL, fcntl(out, F_GETFL) | O_NONBLOCK);
+  std::string line = ReadFirstLine(out, std::chrono::steady_clock::now() + timeout);
   // Later output goes nowhere: skiffd prints nothing more on stdout, and a
   // closed pipe would only cost it a SIGPIPE if it did.
-  close(out[0]);
+  close(out);
   const size_t colon = line.rfind(':');
   if (line.rfind("skiffd listening on", 0) != 0 || colon == std::string::npos) {
     Kill();
@@ -104,6 +123,28 @@ void SkiffdProcess::Kill() {
   waitpid(pid_, nullptr, 0);
   pid_ = -1;
   port_ = 0;
+}
+
+int RunCommand(const std::vector<std::string>& argv, std::string* first_line) {
+  int out = -1;
+  int error = 0;
+  const pid_t pid = SpawnWithStdout(argv, &out, &error);
+  if (pid < 0) return -1;
+  // Read everything, so a chatty command never blocks on a full pipe.
+  std::string output;
+  char buf[512];
+  for (ssize_t n; (n = read(out, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    output.append(buf, size_t(n));
+  }
+  close(out);
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  if (first_line != nullptr) *first_line = output.substr(0, output.find('\n'));
+  return WEXITSTATUS(status);
 }
 
 int64_t ResidentBytes(pid_t pid) {

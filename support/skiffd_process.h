@@ -3,10 +3,11 @@
 // the load generator's, and so that 10,000 connections fit in two processes'
 // descriptor limits.
 //
-// Start() spawns the binary with the given flags plus `--port 0`, reads the
-// "skiffd listening on ADDR:PORT" line it prints first and keeps the pid.
-// Stop() asks for a graceful exit (SIGTERM: skiffd commits what it applied)
-// and reaps the child; the destructor kills one still running.
+// Start() spawns the binary with the given flags (plus `--port 0` unless
+// they name a port), reads the "skiffd listening on ADDR:PORT" line it
+// prints first and keeps the pid. Stop() asks for a graceful exit (SIGTERM:
+// skiffd commits what it applied) and reaps the child; Kill() ends it as a
+// crash would; the destructor kills one still running. Tests use it too.
 // Thread-compatible: one owner; pid() may be read by a sampler thread while
 // the owner does not Start() or Stop().
 #ifndef SKIFF_SUPPORT_SKIFFD_PROCESS_H_
@@ -39,16 +40,22 @@ class SkiffdProcess {
   // process did not exit with status 0.
   Status Stop(std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+  // SIGKILL, as a crash would, and reap the child. A no-op when none runs.
+  void Kill();
+
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
   uint16_t port() const { return port_; }
 
  private:
-  void Kill();
-
   pid_t pid_ = -1;
   uint16_t port_ = 0;
 };
+
+// Runs `argv` (argv[0] a path) to its end. Returns its exit status (-1 when
+// it could not start or did not exit normally) and, when `first_line` is
+// given, the first line it printed on stdout, without the newline.
+int RunCommand(const std::vector<std::string>& argv, std::string* first_line = nullptr);
 
 // Resident set of process `pid` in bytes, from /proc/PID/status (VmRSS);
 // -1 when it cannot be read (the process is gone).

@@ -1,24 +1,17 @@
 // skiffd as a process: starts on an ephemeral port, serves, and on SIGTERM
 // commits what it applied and exits 0.
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <future>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "client/client.h"
 #include "server/users.h"
 #include "store/store.h"
-
-extern char** environ;
+#include "support/skiffd_process.h"
 
 namespace skiff::testing {
 namespace {
@@ -32,53 +25,21 @@ class SkiffdTest : public ::testing::Test {
     url_ = "sqlite:" + (dir_ / "skiff.db").string();
   }
   void TearDown() override {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
+    skiffd_.Kill();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
 
-  // Starts `argv` with stdout on a pipe and returns its first line ("" when
-  // it could not start or printed nothing).
-  static std::string StartAndReadLine(const std::vector<std::string>& args, pid_t* pid) {
-    int out[2];
-    if (pipe(out) != 0) return "";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    int rc = posix_spawn(pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    if (rc != 0) {
-      close(out[0]);
-      *pid = -1;
-      return "";
-    }
-    FILE* f = fdopen(out[0], "r");
-    char line[512] = {0};
-    std::string first = fgets(line, sizeof line, f) != nullptr ? line : "";
-    fclose(f);
-    return first;
-  }
-
-  // Starts skiffd with --port 0 and reads the port from its first line.
+  // Starts skiffd on an ephemeral port; its port, 0 when it did not start.
   uint16_t Spawn() {
-    std::string line = StartAndReadLine(
-        {SKIFFD_PATH, "--store=" + url_, "--port", "0", "--io-threads", "1"}, &pid_);
-    size_t colon = line.rfind(':');
-    if (colon == std::string::npos) return 0;
-    return static_cast<uint16_t>(std::strtoul(line.c_str() + colon + 1, nullptr, 10));
+    Status started = skiffd_.Start(SKIFFD_PATH, {"--store=" + url_, "--io-threads", "1"});
+    EXPECT_TRUE(started.ok()) << started;
+    return started.ok() ? skiffd_.port() : 0;
   }
 
   std::filesystem::path dir_;
   std::string url_;
-  pid_t pid_ = -1;
+  support::SkiffdProcess skiffd_;
 };
 
 TEST_F(SkiffdTest, ServesAndStopsGracefullyOnSigterm) {
@@ -102,12 +63,8 @@ TEST_F(SkiffdTest, ServesAndStopsGracefullyOnSigterm) {
     ASSERT_TRUE((*c)->Set("t", "k", {{"saved", true}}).ok());
     EXPECT_EQ(*(*c)->Add("t", "n", {}, 3), 3);
   }
-  ASSERT_EQ(kill(pid_, SIGTERM), 0);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid_, &status, 0), pid_);
-  pid_ = -1;
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // SIGTERM, and the exit status must be 0.
+  ASSERT_TRUE(skiffd_.Stop().ok());
 
   auto store = store::OpenStore(url_);
   ASSERT_TRUE(store.ok());
@@ -154,7 +111,7 @@ TEST_F(SkiffdTest, AcknowledgedWritesSurviveKill9) {
           if (sets[j].get().ok()) acked_keys.push_back(j);
           if (adds[j].get().ok()) ++acked_adds;
         }
-        ASSERT_EQ(kill(pid_, SIGKILL), 0);
+        skiffd_.Kill();
       }
     }
     for (int j = kWrites / 2 + 1; j < kWrites; ++j) {
@@ -162,8 +119,6 @@ TEST_F(SkiffdTest, AcknowledgedWritesSurviveKill9) {
       if (adds[j].get().ok()) ++acked_adds;
     }
   }
-  waitpid(pid_, nullptr, 0);
-  pid_ = -1;
   ASSERT_GT(acked_adds, 0);
   auto store = store::OpenStore(url_);
   ASSERT_TRUE(store.ok());
@@ -179,14 +134,11 @@ TEST_F(SkiffdTest, AcknowledgedWritesSurviveKill9) {
 }
 
 TEST_F(SkiffdTest, AdminCliCreatesAUserWhoCanLogIn) {
-  pid_t admin = -1;
-  std::string secret = StartAndReadLine(
-      {SKIFF_PATH, "--store", url_, "user", "add", "carol", "--read", "notes", "--write", "notes"},
-      &admin);
-  int status = 0;
-  ASSERT_EQ(waitpid(admin, &status, 0), admin);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  if (!secret.empty() && secret.back() == '\n') secret.pop_back();
+  std::string secret;
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "user", "add", "carol", "--read",
+                                 "notes", "--write", "notes"},
+                                &secret),
+            0);
   ASSERT_EQ(secret.size(), 64u) << secret;
 
   uint16_t port = Spawn();
@@ -201,10 +153,8 @@ TEST_F(SkiffdTest, AdminCliCreatesAUserWhoCanLogIn) {
   EXPECT_EQ((*c)->Get("other", "x").status().code(), StatusCode::kForbidden);
 
   // A second add of the same name fails without printing a secret.
-  std::string again =
-      StartAndReadLine({SKIFF_PATH, "--store", url_, "user", "add", "carol"}, &admin);
-  ASSERT_EQ(waitpid(admin, &status, 0), admin);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  std::string again;
+  EXPECT_NE(support::RunCommand({SKIFF_PATH, "--store", url_, "user", "add", "carol"}, &again), 0);
   EXPECT_TRUE(again.empty()) << again;
 }
 

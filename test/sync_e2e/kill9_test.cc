@@ -8,42 +8,19 @@
 #include <thread>
 #include <vector>
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "client/device.h"
 #include "client/sqlite_storage.h"
 #include "server/users.h"
 #include "store/store.h"
-
-extern char** environ;
+#include "support/skiffd_process.h"
 
 namespace skiff::testing {
 namespace {
 
-// A port nothing listens on right now (bound once, then released).
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return 0;
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+using support::RunCommand;
 
 class Kill9Test : public ::testing::Test {
  protected:
@@ -54,67 +31,22 @@ class Kill9Test : public ::testing::Test {
     url_ = "sqlite:" + (dir_ / "server.db").string();
   }
   void TearDown() override {
-    Kill();
+    skiffd_.Kill();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
 
-  // Runs `args` to completion; its exit status (-1 when it did not start).
-  static int Run(std::vector<std::string> args) {
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-    return WEXITSTATUS(status);
-  }
-
-  // Starts skiffd on `port` and returns once it printed its first line.
-  bool Spawn(uint16_t port) {
-    int out[2];
-    if (pipe(out) != 0) return false;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::vector<std::string> args = {SKIFFD_PATH,          "--store=" + url_, "--port",
-                                     std::to_string(port), "--io-threads",    "1"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    if (rc != 0) {
-      close(out[0]);
-      pid_ = -1;
-      return false;
-    }
-    char c;
-    bool line = false;
-    while (read(out[0], &c, 1) == 1) {
-      if (c == '\n') {
-        line = true;
-        break;
-      }
-    }
-    close(out[0]);
-    return line;
-  }
-
-  void Kill() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
+  // Starts skiffd on `port` (0: an ephemeral one); false when it did not.
+  bool Spawn(uint16_t port = 0) {
+    Status started = skiffd_.Start(
+        SKIFFD_PATH, {"--store=" + url_, "--port=" + std::to_string(port), "--io-threads", "1"});
+    EXPECT_TRUE(started.ok()) << started;
+    return started.ok();
   }
 
   std::filesystem::path dir_;
   std::string url_;
-  pid_t pid_ = -1;
+  support::SkiffdProcess skiffd_;
 };
 
 TEST_F(Kill9Test, KillingTheServerMidPushLosesNoAcknowledgedChangeAndDuplicatesNone) {
@@ -128,9 +60,8 @@ TEST_F(Kill9Test, KillingTheServerMidPushLosesNoAcknowledgedChangeAndDuplicatesN
     ASSERT_TRUE(server::CreateGroup(**store, "team").ok());
     ASSERT_TRUE(server::GrantGroup(**store, "ann", "team").ok());
   }
-  const uint16_t port = FreePort();
-  ASSERT_NE(port, 0);
-  ASSERT_TRUE(Spawn(port));
+  ASSERT_TRUE(Spawn());
+  const uint16_t port = skiffd_.port();
 
   auto storage = client::SqliteStorage::Open((dir_ / "device.db").string());
   ASSERT_TRUE(storage.ok()) << storage.status();
@@ -155,7 +86,7 @@ TEST_F(Kill9Test, KillingTheServerMidPushLosesNoAcknowledgedChangeAndDuplicatesN
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
       ASSERT_GE((*device)->counters().changes_pushed, 50u);
-      Kill();
+      skiffd_.Kill();
     }
   }
   const uint64_t acked_before_restart = (*device)->counters().changes_pushed;
@@ -164,7 +95,7 @@ TEST_F(Kill9Test, KillingTheServerMidPushLosesNoAcknowledgedChangeAndDuplicatesN
   ASSERT_TRUE((*device)->WaitUntilSynced(std::chrono::seconds(30)).ok()) << (*device)->last_error();
   EXPECT_EQ((*device)->outbox_size(), 0u);
   (*device)->Close();
-  Kill();
+  skiffd_.Kill();
 
   auto store = store::OpenStore(url_);
   ASSERT_TRUE(store.ok()) << store.status();
@@ -193,11 +124,11 @@ TEST_F(Kill9Test, GroupsGrantedWithTheAdminCliDecideWhatADeviceSees) {
     ASSERT_TRUE(created.ok()) << created.status();
     secret = *created;
   }
-  EXPECT_EQ(Run({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);
-  EXPECT_NE(Run({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);  // exists
-  EXPECT_NE(Run({SKIFF_PATH, "--store", url_, "group", "grant", "ann", "nope"}), 0);
-  EXPECT_NE(Run({SKIFF_PATH, "--store", url_, "group", "grant", "nobody", "team"}), 0);
-  EXPECT_EQ(Run({SKIFF_PATH, "--store", url_, "group", "grant", "ann", "team"}), 0);
+  EXPECT_EQ(RunCommand({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);
+  EXPECT_NE(RunCommand({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);  // exists
+  EXPECT_NE(RunCommand({SKIFF_PATH, "--store", url_, "group", "grant", "ann", "nope"}), 0);
+  EXPECT_NE(RunCommand({SKIFF_PATH, "--store", url_, "group", "grant", "nobody", "team"}), 0);
+  EXPECT_EQ(RunCommand({SKIFF_PATH, "--store", url_, "group", "grant", "ann", "team"}), 0);
   {
     auto store = store::OpenStore(url_);
     ASSERT_TRUE(store.ok());
@@ -205,8 +136,8 @@ TEST_F(Kill9Test, GroupsGrantedWithTheAdminCliDecideWhatADeviceSees) {
     ASSERT_TRUE(groups.ok()) << groups.status();
     EXPECT_EQ(*groups, std::vector<std::string>{"team"});
   }
-  const uint16_t port = FreePort();
-  ASSERT_TRUE(Spawn(port));
+  ASSERT_TRUE(Spawn());
+  const uint16_t port = skiffd_.port();
   auto storage = client::SqliteStorage::Open((dir_ / "device.db").string());
   ASSERT_TRUE(storage.ok()) << storage.status();
   client::DeviceOptions o;
