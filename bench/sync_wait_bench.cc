@@ -253,14 +253,19 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
   // The writer's device pushes once before any wait: its first push reads
   // the device's record, which is not part of waking anyone.
   uint64_t row = 0;
-  auto first = (*writer)->CallSync({{"op", "push"},
-                                    {"device", "writer-device"},
-                                    {"changes",
-                                     {{{"seq", ++row},
-                                       {"table", "tasks"},
-                                       {"key", RowKey(row)},
-                                       {"group", "g"},
-                                       {"value", doc::Value::parse(TaskRow(row))}}}}});
+  // The writer's push of its next row, which every device's wait concerns.
+  auto next_push = [&row] {
+    ++row;
+    return doc::Value{{"op", "push"},
+                      {"device", "writer-device"},
+                      {"changes",
+                       {{{"seq", row},
+                         {"table", "tasks"},
+                         {"key", RowKey(row)},
+                         {"group", "g"},
+                         {"value", doc::Value::parse(TaskRow(row))}}}}};
+  };
+  auto first = (*writer)->CallSync(next_push());
   if (!first.ok()) return state.SkipWithError(first.status().ToString().c_str());
 
   uint64_t opens = 0, holding = 0, waking = 0, iterations = 0;
@@ -300,14 +305,7 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
     if (waits > 0) return state.SkipWithError("a wait answered before the write: nothing held");
 
     // Timed: one write that concerns every device, until every wait answered.
-    doc::Value push = {{"op", "push"},
-                       {"device", "writer-device"},
-                       {"changes",
-                        {{{"seq", ++row},
-                          {"table", "tasks"},
-                          {"key", RowKey(row)},
-                          {"group", "g"},
-                          {"value", doc::Value::parse(TaskRow(row))}}}}};
+    doc::Value push = next_push();
     wake_cursor = (*held)["sync"]["cursor"].get<uint64_t>() + 1;
     const auto start = SteadyClock::now();
     std::future<client::Reply> pushed = (*writer)->Call(push);
