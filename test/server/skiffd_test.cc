@@ -37,20 +37,25 @@ class SkiffdTest : public ::testing::Test {
     return started.ok() ? skiffd_.port() : 0;
   }
 
+  // Creates user "ops", who may read and write every table, in the server's
+  // file; returns its secret ("" on failure).
+  std::string AddOps() {
+    auto store = store::OpenStore(url_);
+    EXPECT_TRUE(store.ok()) << store.status();
+    if (!store.ok()) return "";
+    auto created = server::CreateUser(**store, "ops", server::Permissions({"*"}, {"*"}));
+    EXPECT_TRUE(created.ok()) << created.status();
+    return created.ok() ? *created : "";
+  }
+
   std::filesystem::path dir_;
   std::string url_;
   support::SkiffdProcess skiffd_;
 };
 
 TEST_F(SkiffdTest, ServesAndStopsGracefullyOnSigterm) {
-  std::string secret;
-  {
-    auto store = store::OpenStore(url_);
-    ASSERT_TRUE(store.ok()) << store.status();
-    auto created = server::CreateUser(**store, "ops", server::Permissions({"*"}, {"*"}));
-    ASSERT_TRUE(created.ok()) << created.status();
-    secret = *created;
-  }
+  const std::string secret = AddOps();
+  ASSERT_FALSE(secret.empty());
   uint16_t port = Spawn();
   ASSERT_NE(port, 0);
   {
@@ -77,14 +82,8 @@ TEST_F(SkiffdTest, ServesAndStopsGracefullyOnSigterm) {
 }
 
 TEST_F(SkiffdTest, AcknowledgedWritesSurviveKill9) {
-  std::string secret;
-  {
-    auto store = store::OpenStore(url_);
-    ASSERT_TRUE(store.ok()) << store.status();
-    auto created = server::CreateUser(**store, "ops", server::Permissions({"*"}, {"*"}));
-    ASSERT_TRUE(created.ok()) << created.status();
-    secret = *created;
-  }
+  const std::string secret = AddOps();
+  ASSERT_FALSE(secret.empty());
   uint16_t port = Spawn();
   ASSERT_NE(port, 0);
   constexpr int kWrites = 400;
