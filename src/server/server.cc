@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "server/internal/committer.h"
 #include "server/internal/document_cache.h"
@@ -20,6 +22,15 @@ constexpr size_t kShards = 256;
 Status ValidateOptions(const ServerOptions& o) {
   if (o.max_frame_bytes < 64) return BadRequest("max_frame_bytes must be at least 64");
   if (o.max_in_flight == 0) return BadRequest("max_in_flight must be at least 1");
+  if (o.max_output_bytes < 4096) return BadRequest("max_output_bytes must be at least 4096");
+  if (o.max_buffered_bytes < o.max_output_bytes) {
+    return BadRequest("max_buffered_bytes must be at least max_output_bytes");
+  }
+  for (auto [name, value] :
+       {std::pair{"handshake_timeout", o.handshake_timeout},
+        std::pair{"frame_timeout", o.frame_timeout}, std::pair{"send_timeout", o.send_timeout}}) {
+    if (value.count() <= 0) return BadRequest(std::string(name) + " must be positive");
+  }
   if (o.max_depth < 2) return BadRequest("max_depth must be at least 2");
   if (o.durability == Durability::kMemory && o.flush_interval.count() <= 0) {
     return BadRequest("flush_interval must be positive");
@@ -94,15 +105,23 @@ class Server::Impl {
     lo.io_threads = options.io_threads > 0 ? options.io_threads
                                            : std::max(1u, std::thread::hardware_concurrency());
     // Frames a little over the protocol limit still reach the handler, which
-    // answers too_large before closing; beyond twice the limit the library
-    // closes the connection by itself (1009) without reading the frame.
+    // answers too_large before closing; beyond twice the limit the listener
+    // closes the connection (1009) from the frame's header, unread.
     lo.max_message_bytes = options.max_frame_bytes * 2;
     lo.idle_timeout = options.idle_timeout;
+    lo.max_connections = options.max_connections;
+    lo.max_connections_per_address = options.max_connections_per_address;
+    lo.handshake_timeout = options.handshake_timeout;
+    lo.frame_timeout = options.frame_timeout;
+    lo.send_timeout = options.send_timeout;
+    lo.max_output_bytes = options.max_output_bytes;
+    lo.max_in_flight = options.max_in_flight;
+    lo.max_buffered_bytes = options.max_buffered_bytes;
     Result<std::unique_ptr<internal::Listener>> listener =
         internal::Listener::Start(lo, handler_, clock);
     if (!listener.ok()) return listener.status();
     listener_ = std::move(*listener);
-    handler_.set_connection_counter([this] { return listener_->connections(); });
+    handler_.set_network_stats([this] { return listener_->stats(); });
     return Status::Ok();
   }
 
@@ -116,11 +135,11 @@ class Server::Impl {
     // Replies of writes and pushes still committing go out before the
     // connections close.
     stop_status_ = committer_.Flush();
-    sync_->Flush();
-    listener_->Shutdown(std::chrono::seconds(2));
-    // Every connection is closed, so its held waits are cancelled; pushes
-    // still queued commit before the engine stops.
+    // Pushes still queued commit and are answered, and held waits are
+    // answered (changed: false), before the connections close: the replies
+    // go out ahead of each connection's close frame.
     sync_->Stop();
+    listener_->Shutdown(std::chrono::seconds(2));
     StopSweeper();
     committer_.Stop();
     return stop_status_;

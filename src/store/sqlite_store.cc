@@ -33,10 +33,11 @@ constexpr int kBackgroundCheckpointPages = 1000;
 // auto-checkpoint would. A PASSIVE checkpoint beside a busy writer never
 // catches up with it, and SQLite only starts the WAL over from its
 // beginning once everything in it was copied, so under sustained writes the
-// WAL would grow without bound. The writer's own checkpoint copies only what
-// was appended since the last background round (the costly sync of most of
-// it is done), lets the WAL restart, and bounds the file to about this size
-// plus what one background round lets through.
+// WAL would grow without bound. The writer's own checkpoint waits for a
+// background round under way (SqliteCheckpointer::RunExclusive), then
+// copies what is left; with no other reader or writer on the file it copies
+// everything, so the next commit starts the WAL over. The file is bounded by
+// this size plus one commit, whatever the timing.
 constexpr int kBlockingCheckpointPages = 4 * kBackgroundCheckpointPages;
 
 constexpr const char* kSchema = R"sql(
@@ -250,7 +251,9 @@ class SqliteStore final : public Store {
   // as SQLite's default hook does not report it either.
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages) {
     if (pages >= kBlockingCheckpointPages) {
-      (void)sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      static_cast<SqliteStore*>(self)->checkpointer_->RunExclusive([db, name] {
+        (void)sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      });
     } else if (pages >= kBackgroundCheckpointPages) {
       static_cast<SqliteStore*>(self)->checkpointer_->Request();
     }

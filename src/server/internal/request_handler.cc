@@ -47,11 +47,6 @@ std::string NumberText(const doc::Value& n) {
   return std::string(buf, end.ptr);
 }
 
-bool WaitsForCommit(Op op) {
-  return op == Op::kSet || op == Op::kDelete || op == Op::kAdd || op == Op::kMerge ||
-         op == Op::kPush;
-}
-
 }  // namespace
 
 RequestHandler::RequestHandler(const ServerOptions& options, store::Store& store,
@@ -84,15 +79,6 @@ void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string
       return;
     }
     request = std::move(*decoded);
-  }
-  // Only requests that wait for a commit occupy the connection; the ones
-  // answered at once (ping, reads) pass, so health checks keep working.
-  if (WaitsForCommit(request.op) &&
-      conn->in_flight.load(std::memory_order_relaxed) >= options_.max_in_flight) {
-    conn->Send(EncodeError(
-        id, Status(StatusCode::kOverloaded, "more than " + std::to_string(options_.max_in_flight) +
-                                                " requests in flight on this connection")));
-    return;
   }
   Status status;
   try {
@@ -249,8 +235,11 @@ void RequestHandler::Persist(const std::shared_ptr<Connection>& conn, const Requ
                        [this, conn, table = r.table, key = r.key, id = r.id, reply](
                            const Status& status, uint64_t seq) mutable {
                          if (!status.ok()) cache_.WriteFailed(table, key, seq);
-                         conn->Send(status.ok() ? std::move(reply) : EncodeError(id, status));
+                         // Before the send: the listener reads the connection
+                         // again once its replies go out and it is under the
+                         // in-flight limit.
                          conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
+                         conn->Send(status.ok() ? std::move(reply) : EncodeError(id, status));
                        });
 }
 
@@ -396,12 +385,28 @@ Status RequestHandler::Stats(Connection& conn, const Request& r) {
   TierStats tiers = cache_.stats();
   CommitterCounters commits = committer_.counters();
   sync::SyncCounters sync = sync_.counters();
+  const ListenerStats network = network_stats_ ? network_stats_() : ListenerStats();
   doc::Value fields = {
       {"tiers",
        {{"hot", {{"documents", tiers.hot.documents}, {"bytes", tiers.hot.bytes}}},
         {"packed", {{"documents", tiers.packed.documents}, {"bytes", tiers.packed.bytes}}},
         {"evicted", {{"documents", tiers.evictions}}}}},
-      {"connections", connection_counter_ ? connection_counter_() : 0},
+      {"connections", network.connections},
+      {"network",
+       {{"accepted", network.accepted},
+        {"refused", network.refused},
+        {"max_connections", network.max_connections},
+        {"descriptor_exhaustion", network.descriptor_exhaustion},
+        {"handshake_failures", network.handshake_failures},
+        {"protocol_errors", network.protocol_errors},
+        {"frame_timeouts", network.frame_timeouts},
+        {"send_timeouts", network.send_timeouts},
+        {"idle_closes", network.idle_closes},
+        {"paused", network.paused},
+        {"health_checks", network.health_checks},
+        {"buffered_input_bytes", network.buffered_input_bytes},
+        {"buffered_output_bytes", network.buffered_output_bytes},
+        {"max_buffered_bytes", network.max_buffered_bytes}}},
       {"sessions", sessions()},
       {"durability", std::string(DurabilityName(options_.durability))},
       {"store", std::string(store_.kind())},

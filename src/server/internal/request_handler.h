@@ -32,9 +32,9 @@ class RequestHandler final : public ListenerHandler {
   RequestHandler(const ServerOptions& options, store::Store& store, DocumentCache& cache,
                  Committer& committer, sync::SyncEngine& sync);
 
-  // Where `stats` reads the number of open connections.
-  void set_connection_counter(std::function<size_t()> counter) {
-    connection_counter_ = std::move(counter);
+  // Where `stats` reads the listener's figures.
+  void set_network_stats(std::function<ListenerStats()> stats) {
+    network_stats_ = std::move(stats);
   }
 
   void OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) override;
@@ -87,7 +87,7 @@ class RequestHandler final : public ListenerHandler {
   DocumentCache& cache_;
   Committer& committer_;
   sync::SyncEngine& sync_;
-  std::function<size_t()> connection_counter_;
+  std::function<ListenerStats()> network_stats_;
   std::atomic<size_t> sessions_{0};
   std::atomic<uint64_t> adds_seen_{0};  // for options_.drop_one_add_in
 };

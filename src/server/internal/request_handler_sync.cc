@@ -22,8 +22,8 @@ Status RequestHandler::Push(const std::shared_ptr<Connection>& conn, Request& r)
   // The reply goes out from the engine's committer thread once the push's
   // transaction committed; Send is thread-safe and only queues the frame.
   sync_.Push(CallerOf(*conn), std::move(r.push), [conn, id = r.id](Result<sync::PushReply> reply) {
+    conn->in_flight.fetch_sub(1, std::memory_order_relaxed);  // before the send (see Persist)
     conn->Send(reply.ok() ? EncodePushReply(id, *reply) : EncodeError(id, reply.status()));
-    conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
   });
   return Status::Ok();
 }
