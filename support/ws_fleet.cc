@@ -12,6 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "support/frame_input.h"
+
 #include "ws/handshake.h"
 
 namespace skiff::bench {
@@ -27,10 +29,10 @@ struct Fleet::Conn {
   int fd = -1;
   State state = State::kConnecting;
   std::string key;
-  std::string in;   // bytes read, not yet whole frames
-  std::string out;  // bytes not yet taken by the socket
+  std::string head;  // the handshake's answer so far
+  std::string out;   // bytes not yet taken by the socket
   bool watching_write = false;
-  ws::FrameReader reader{ws::Role::kClient, kMaxMessageBytes};
+  FrameInput input{kMaxMessageBytes};
 };
 
 Fleet::Fleet(OnText on_text, OnWake on_wake)
@@ -174,47 +176,50 @@ void Fleet::OnWritable(size_t i) {
 void Fleet::OnReadable(size_t i) {
   Conn& c = *conns_[i];
   for (;;) {
-    const ssize_t n = ::recv(c.fd, read_buffer_.get(), kReadBufferBytes, 0);
+    char* const data = read_buffer_.get();
+    const ssize_t n = ::recv(c.fd, data, kReadBufferBytes, 0);
     if (n == 0) return Finish(i, !closing_, "the server closed the connection");
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       return Finish(i, !closing_, std::string("recv: ") + std::strerror(errno));
     }
-    c.in.append(read_buffer_.get(), static_cast<size_t>(n));
+    size_t frames_at = 0;  // where frames start in data
     if (c.state == Conn::State::kHandshaking) {
+      c.head.append(data, static_cast<size_t>(n));
       size_t head = 0;
       std::string why;
-      switch (ws::ParseUpgradeResponse(c.in, c.key, &head, &why)) {
+      switch (ws::ParseUpgradeResponse(c.head, c.key, &head, &why)) {
         case ws::ResponseResult::kNeedMore:
           continue;
         case ws::ResponseResult::kRefused:
           return Finish(i, true, "handshake refused: " + why);
         case ws::ResponseResult::kAccepted:
-          c.in.erase(0, head);
-          c.state = Conn::State::kOpen;
+          // Frames may follow the head in this same read.
+          frames_at = static_cast<size_t>(n) - (c.head.size() - head);
+          std::string().swap(c.head);
           std::string().swap(c.key);
+          c.state = Conn::State::kOpen;
           ++open_;
           --pending_;
           break;
       }
     }
     bool closed = false;
-    const ws::FrameReader::Step step =
-        c.reader.Read(c.in.data(), c.in.size(), [&](const ws::Message& m) {
-          if (m.opcode == ws::Opcode::kText) {
-            on_text_(i, m.payload);
-          } else if (m.opcode == ws::Opcode::kClose) {
-            closed = true;
-            return false;
-          }
-          return true;
-        });
-    if (c.reader.failed()) {
+    const bool valid = c.input.Feed(data + frames_at, static_cast<size_t>(n) - frames_at,
+                                    [&](const ws::Message& m) {
+                                      if (m.opcode == ws::Opcode::kText) {
+                                        on_text_(i, m.payload);
+                                      } else if (m.opcode == ws::Opcode::kClose) {
+                                        closed = true;
+                                        return false;
+                                      }
+                                      return true;
+                                    });
+    if (!valid) {
       ++protocol_errors_;
-      return Finish(i, true, "bad server frame: " + c.reader.error_reason());
+      return Finish(i, true, "bad server frame: " + c.input.error());
     }
     if (closed) return Finish(i, !closing_, "the server sent a close frame");
-    c.in.erase(0, step.consumed);
     if (static_cast<size_t>(n) < kReadBufferBytes) return;
   }
 }
@@ -243,7 +248,7 @@ void Fleet::Finish(size_t i, bool lost, std::string why) {
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   ::close(c.fd);
   c.fd = -1;
-  std::string().swap(c.in);
+  c.input.Clear();
   std::string().swap(c.out);
 }
 

@@ -1,11 +1,11 @@
 // Connection: what the request layer sees of one client connection, without
-// any websocketpp type, plus that connection's session state.
+// any socket type, plus that connection's session state.
 //
 // Send and Close are thread-safe (replies of committed writes are sent from
 // the committer thread), and so is Post. The session fields (`user`,
 // `permissions`, `groups`) are read and written only by the connection's own
-// message handler, which websocketpp runs serially per connection, so they
-// need no lock. Counters are atomic; `waits` has its own lock.
+// message handler, which its I/O thread runs serially, so they need no lock.
+// Counters are atomic; `waits` has its own lock.
 #ifndef SKIFF_SERVER_INTERNAL_CONNECTION_H_
 #define SKIFF_SERVER_INTERNAL_CONNECTION_H_
 
