@@ -103,7 +103,9 @@ const std::vector<Setting>& Settings() {
          o.durability = *d;
          return Status::Ok();
        }},
-      {"io-threads", "SKIFF_IO_THREADS", "N", "Threads serving connections; 0 = one per core",
+      {"io-threads", "SKIFF_IO_THREADS", "N",
+       "Threads serving connections, an event loop each; 0 = one on two cores, else one per "
+       "two cores",
        SizeShow(&ServerOptions::io_threads), SizeSetter(&ServerOptions::io_threads, 0)},
       {"flush-interval-ms", "SKIFF_FLUSH_INTERVAL_MS", "MS",
        "Memory durability: longest time a write stays only in memory",
@@ -146,6 +148,21 @@ const std::vector<Setting>& Settings() {
        "not read)",
        DurationShow<seconds>(&ServerOptions::send_timeout),
        DurationSetter<seconds>(&ServerOptions::send_timeout)},
+      {"max-unflushed-bytes", "SKIFF_MAX_UNFLUSHED_BYTES", "N",
+       "Memory durability: acknowledged bytes not yet in the store before new writes get "
+       "unavailable",
+       SizeShow(&ServerOptions::max_unflushed_bytes),
+       SizeSetter(&ServerOptions::max_unflushed_bytes, 4096)},
+      {"max-unflushed-age-ms", "SKIFF_MAX_UNFLUSHED_AGE_MS", "MS",
+       "Memory durability: oldest acknowledged write not yet in the store before new writes "
+       "get unavailable",
+       DurationShow<milliseconds>(&ServerOptions::max_unflushed_age),
+       DurationSetter<milliseconds>(&ServerOptions::max_unflushed_age)},
+      {"stop-grace-s", "SKIFF_STOP_GRACE_S", "S",
+       "At a graceful stop, how long a failing store is retried before unwritten writes are "
+       "given up (and named)",
+       DurationShow<seconds>(&ServerOptions::stop_grace),
+       DurationSetter<seconds>(&ServerOptions::stop_grace)},
       {"max-depth", "SKIFF_MAX_DEPTH", "N", "Deepest nesting of a request's JSON",
        SizeShow(&ServerOptions::max_depth), SizeSetter(&ServerOptions::max_depth, 2)},
       {"idle-timeout-s", "SKIFF_IDLE_TIMEOUT_S", "S",

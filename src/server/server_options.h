@@ -31,7 +31,8 @@ struct ServerOptions {
   std::string address = "127.0.0.1";
   // 0 picks a free ephemeral port (Server::port() reports it).
   uint16_t port = 7420;
-  // Threads running the I/O loop; 0 means one per hardware core.
+  // Threads running an I/O loop each; 0 lets the server choose (one on two
+  // cores, else one per two cores).
   size_t io_threads = 0;
   // Used by skiffd only: in-process users pass their own Store.
   std::string store_url = "sqlite:./skiff.db";
@@ -71,10 +72,14 @@ struct ServerOptions {
   std::chrono::milliseconds evict_after{std::chrono::seconds(900)};
   // Nesting limit for request JSON (documents nest one level less).
   size_t max_depth = 64;
-  // Test only, never set in production: acknowledge one `add` in N without
-  // applying it, so a test can prove the benchmark verdict catches a lost
-  // update. 0 = off.
-  uint32_t drop_one_add_in = 0;
+  // Memory durability: acknowledged writes not yet in the store are
+  // bounded by size and by the age of the oldest; past either bound new
+  // writes get unavailable until the store takes the backlog.
+  size_t max_unflushed_bytes = 64 * 1024 * 1024;
+  std::chrono::milliseconds max_unflushed_age{std::chrono::seconds(10)};
+  // At a graceful stop, how long a failing store is retried before the
+  // writes it has not taken are given up (and named on stderr).
+  std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
 };
 
 }  // namespace skiff::server

@@ -1,8 +1,8 @@
 // The end-to-end suite's verdict, proven on a real run: contention_bench's
 // add-counter case against an in-process server that acknowledges one add
-// in N without applying it (ServerOptions::drop_one_add_in, a test-only
-// option) must exit 1 and say why; the same case on an honest server must
-// exit 0.
+// in N without applying it (Server::LoseOneAddInForTesting, a test seam set
+// through the bench's --test-drop-one-add-in flag) must exit 1 and say why;
+// the same case on an honest server must exit 0.
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -71,6 +71,7 @@ void SocketConnection::Begin() {
 
 SocketConnection::Pause SocketConnection::ReadBlocker() const {
   if (phase_ != Phase::kOpen) return Pause::kNone;
+  if (barrier.load(std::memory_order_acquire) > 0) return Pause::kBarrier;
   if (in_flight.load(std::memory_order_relaxed) >= shared_.options.max_in_flight) {
     return Pause::kInFlight;
   }
@@ -503,6 +504,15 @@ void SocketConnection::Post(std::function<void()> fn) {
   std::lock_guard<std::mutex> lock(out_mu_);
   if (out_closed_) return;  // closing or gone: nothing more will be sent
   asio::post(loop_.context(), std::move(fn));
+}
+
+void SocketConnection::ReleaseBarrier() {
+  std::lock_guard<std::mutex> lock(out_mu_);
+  if (out_closed_) return;
+  asio::post(loop_.context(), [self = shared_from_this()] {
+    self->barrier.fetch_sub(1, std::memory_order_acq_rel);
+    self->Resume();
+  });
 }
 
 void SocketConnection::Sweep(int64_t now) {

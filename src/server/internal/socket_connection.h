@@ -54,6 +54,7 @@ class SocketConnection final : public Connection,
   void SendCopy(std::string_view frame) override;
   void Close(uint16_t code, const std::string& reason) override;
   void Post(std::function<void()> fn) override;
+  void ReleaseBarrier() override;
 
   // Loop thread: enforces the deadlines (handshake, frame, send, idle,
   // closing) and retries a connection paused for the shared budget.
@@ -66,7 +67,7 @@ class SocketConnection final : public Connection,
 
  private:
   enum class Phase { kHandshake, kOpen, kClosing, kDone };
-  enum class Pause { kNone, kInFlight, kOutput, kBudget };
+  enum class Pause { kNone, kInFlight, kBarrier, kOutput, kBudget };
 
   void Begin();
   // Waits for the socket to be readable or writable, with *armed set
