@@ -53,17 +53,29 @@ using std::chrono::nanoseconds;
 using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;
 
-// Extra flags for the skiffd under test (--skiffd-arg=--io-threads=2), for
-// comparing its settings in one run.
+// Extra flags for the skiffd under test (--skiffd-arg=--io-threads=2), and
+// another skiffd binary (--skiffd=PATH, e.g. an older build), for comparing
+// settings or builds in one run.
 std::vector<std::string>& SkiffdArgs() {
   static std::vector<std::string> args;
   return args;
 }
+std::string& SkiffdBinary() {
+  static std::string path = SKIFFD_PATH;
+  return path;
+}
 const bool kHooked = AddFlagHook([](const std::string& arg, std::string*) {
-  constexpr std::string_view kPrefix = "--skiffd-arg=";
-  if (arg.compare(0, kPrefix.size(), kPrefix) != 0) return FlagOutcome::kNotMine;
-  SkiffdArgs().push_back(arg.substr(kPrefix.size()));
-  return FlagOutcome::kTaken;
+  constexpr std::string_view kArg = "--skiffd-arg=";
+  constexpr std::string_view kBinary = "--skiffd=";
+  if (arg.compare(0, kArg.size(), kArg) == 0) {
+    SkiffdArgs().push_back(arg.substr(kArg.size()));
+    return FlagOutcome::kTaken;
+  }
+  if (arg.compare(0, kBinary.size(), kBinary) == 0) {
+    SkiffdBinary() = arg.substr(kBinary.size());
+    return FlagOutcome::kTaken;
+  }
+  return FlagOutcome::kNotMine;
 });
 
 double CpuSecondsOf(pid_t pid) {
@@ -122,7 +134,7 @@ class Target {
     std::vector<std::string> flags = {"--store", url};
     for (const std::string& a : SkiffdArgs()) flags.push_back(a);
     skiffd_ = std::make_unique<support::SkiffdProcess>();
-    SKIFF_RETURN_IF_ERROR(skiffd_->Start(SKIFFD_PATH, flags));
+    SKIFF_RETURN_IF_ERROR(skiffd_->Start(SkiffdBinary(), flags));
     port_ = skiffd_->port();
     return Status::Ok();
   }
