@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string_view>
+#include <utility>
 
 namespace skiff::bench {
 namespace {
@@ -41,16 +42,38 @@ std::string Rate(double per_second) {
   return buf;
 }
 
+// A time in `unit`, shown in the unit that reads best: "23.4 µs", "1.17 ms".
 std::string Time(double value, benchmark::TimeUnit unit) {
+  double ns = value;
+  switch (unit) {
+    case benchmark::kSecond:
+      ns *= 1e9;
+      break;
+    case benchmark::kMillisecond:
+      ns *= 1e6;
+      break;
+    case benchmark::kMicrosecond:
+      ns *= 1e3;
+      break;
+    case benchmark::kNanosecond:
+      break;
+  }
+  constexpr std::pair<double, const char*> kUnits[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}};
+  const char* name = "ns";
+  double shown = ns;
+  for (const auto& [scale, unit_name] : kUnits) {
+    if (ns < scale) continue;
+    name = unit_name;
+    shown = ns / scale;
+    break;
+  }
   char buf[32];
   std::snprintf(buf, sizeof buf,
-                value >= 100  ? "%.0f %s"
-                : value >= 10 ? "%.1f %s"
+                shown >= 100  ? "%.0f %s"
+                : shown >= 10 ? "%.1f %s"
                               : "%.2f %s",
-                value, benchmark::GetTimeUnitString(unit));
-  std::string out = buf;
-  if (const size_t us = out.find(" us"); us != std::string::npos) out.replace(us, 3, " µs");
-  return out;
+                shown, name);
+  return buf;
 }
 
 // Without the segments Google Benchmark adds for its own settings
