@@ -236,6 +236,26 @@ TEST(GoldenTest, CappedScenarioIsJudgedByItsRate) {
   EXPECT_EQ(Compare(base, head, strict).exit_code, ExitCode::kSlower);
 }
 
+// The same case as the suite writes it now (real runs of kv_bench: HEAD
+// with 2 requests in flight instead of 32 and a 300 ms cap, so every HEAD run
+// was capped): the time is per operation, so it shows the slowdown by
+// itself, while the scenarios' wall time (wall_s) would call HEAD faster.
+TEST(GoldenTest, SuiteReportsTimePerOperation) {
+  const auto base = Load("real_e2e_uncapped.json");
+  const auto head = Load("real_e2e_capped.json");
+  const std::string name = "set-small/pipelined/memory/commit/iterations:1/manual_time";
+  Comparison c = Compare(base, head, Settings{});
+  const TimeRow* r = Row(c, name);
+  ASSERT_NE(r, nullptr);
+  EXPECT_FALSE(r->per_item);  // no rate in the row: its time is per operation already
+  EXPECT_EQ(r->verdict, Verdict::kSlower);
+  EXPECT_NE(r->note().find("cut short by its time budget in HEAD (5 of 5 runs)"),
+            std::string::npos);
+  const TimeRow by_wall = JudgeTimes(name, base.Find(name)->counters.at("wall_s"),
+                                     head.Find(name)->counters.at("wall_s"), Settings{});
+  EXPECT_LT(*by_wall.diff_pct, -50);
+}
+
 // "All clear" says how much it rests on, and a note shared by many rows is
 // one line.
 TEST(GoldenTest, AllClearSaysHowMuchWasJudged) {
