@@ -183,6 +183,24 @@ std::string CappedNote(const BenchmarkResult& b, const BenchmarkResult& h) {
   return "cut short by its time budget in " + where;
 }
 
+// "ran beside other load in HEAD": the suite's main measures, per case, how
+// much of a CPU other processes used while it ran (other_cpu_pct); above
+// 25 % a time verdict is doubtful whatever the statistics say.
+std::string NoisyNote(const BenchmarkResult& b, const BenchmarkResult& h) {
+  constexpr double kNoisyPct = 25;
+  auto noisy = [](const BenchmarkResult& r) {
+    auto it = r.counters.find("other_cpu_pct");
+    return it != r.counters.end() && !it->second.empty() && Median(it->second) > kNoisyPct;
+  };
+  const bool in_base = noisy(b), in_head = noisy(h);
+  if (!in_base && !in_head) return "";
+  return std::string("ran beside other load (other processes used over 25% of a CPU) in ") +
+         (in_base && in_head ? "BASE and HEAD"
+          : in_base          ? "BASE"
+                             : "HEAD") +
+         ": its time verdict is doubtful";
+}
+
 }  // namespace
 
 std::string TimeRow::note() const {
@@ -339,6 +357,7 @@ Comparison Compare(const Run& base, const Run& head, const Settings& settings) {
       row.notes.push_back("aggregates only: samples are per-run medians");
     }
     if (std::string capped = CappedNote(*b, h); !capped.empty()) row.notes.push_back(capped);
+    if (std::string noisy = NoisyNote(*b, h); !noisy.empty()) row.notes.push_back(noisy);
     c.rows.push_back(std::move(row));
     CompareCounters(*b, h, base, head, &c);
   }
