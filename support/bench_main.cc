@@ -9,6 +9,7 @@
 // failures. It owns the JSON output: Google Benchmark's JSON document with
 // the suite's context added (support/run_json.h), written once, valid, to
 // --benchmark_out and/or stdout (--benchmark_format=json).
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -238,12 +239,17 @@ int Main(int argc, char** argv) {
     }
     const nlohmann::ordered_json& machine = (*document)["context"]["skiff_machine"];
     if (machine.value("noisy", false)) {
-      std::cerr << "warning: noisy machine: other processes used "
-                << machine["other_cpu_pct"].dump() << "% of a CPU during the run (load average "
-                << machine["loadavg_start"][0].get<double>() << " at the start)";
-      // The JSON lists every noisy case; the console says how many.
+      // The JSON has the figures and every noisy case; the console says
+      // enough to doubt the times.
+      char line[160];
+      std::snprintf(
+          line, sizeof line,
+          "warning: noisy machine: others used %.0f%% of a CPU (load %.1f at the start)",
+          machine["other_cpu_pct"].is_number() ? machine["other_cpu_pct"].get<double>() : 0.0,
+          machine["loadavg_start"][0].get<double>());
       const size_t noisy = machine["noisy_cases"].size();
-      std::cerr << (noisy == 0 ? "" : "; " + std::to_string(noisy) + " noisy case(s)") << "\n";
+      std::cerr << line << (noisy == 0 ? "" : "; " + std::to_string(noisy) + " noisy case(s)")
+                << "\n";
     }
   }
   for (const std::string& s : run.skipped()) std::cerr << "SKIPPED " << s << "\n";

@@ -98,6 +98,32 @@ run "$store_bench" --store memory --filter WriteOne --skip BM_WriteOne --benchma
 [[ $code -eq 0 ]] && grep -q 'skipped' "$work/out" && ok "a skipped case is shown as skipped" ||
   fail "--skip BM_WriteOne: exit $code: $(cat "$work/out")"
 
+# Live lines: a case's line is out while the family still runs (not held
+# back until exit), no line is wider than 100 columns, and the library's
+# debug-build warning is not repeated on the console.
+coproc LIVE { "$store_bench" --store memory --benchmark_min_time 0.5 2>/dev/null; }
+live_pid=$LIVE_PID
+if read -r -t 120 first <&"${LIVE[0]}" && kill -0 "$live_pid" 2>/dev/null; then
+  ok "the first case's line came while the family still ran ($first)"
+else
+  fail "no line before the family ended (got '${first:-}')"
+fi
+cat <&"${LIVE[0]}" >/dev/null
+wait "$live_pid" 2>/dev/null
+run "$store_bench" --store memory,sqlite --benchmark_min_time 0.01
+widest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$work/out" "$work/err")
+[[ $widest -le 100 ]] && ok "no console line is wider than 100 columns" ||
+  fail "a console line is $widest columns wide"
+grep -qi 'built as DEBUG' "$work/out" "$work/err" && fail "the debug-build warning is on the console" ||
+  ok "no debug-build warning on the console"
+
+# Tests do not link Google Benchmark (support/ is split by namespace).
+if ldd "$build/test/store/store_conformance_test" | grep -q benchmark; then
+  fail "a test executable links Google Benchmark"
+else
+  ok "tests do not link Google Benchmark"
+fi
+
 # The JSON: valid with repetitions (the cv of an all-zero counter is NaN),
 # written once, with a context that says what ran.
 run "$store_bench" --store memory --filter PointRead --benchmark_repetitions 3 \
