@@ -36,11 +36,10 @@
 #include "store/store.h"
 #include "support/bench_options.h"
 #include "support/bench_registry.h"
-#include "support/child_process.h"
 #include "support/counters.h"
 #include "support/e2e_options.h"
-#include "support/flag_hooks.h"
 #include "support/latency.h"
+#include "support/process.h"
 #include "support/skiffd_process.h"
 #include "support/temp_dir.h"
 #include "support/ws_fleet.h"
@@ -53,30 +52,11 @@ using std::chrono::nanoseconds;
 using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;
 
-// Extra flags for the skiffd under test (--skiffd-arg=--io-threads=2), and
-// another skiffd binary (--skiffd=PATH, e.g. an older build), for comparing
-// settings or builds in one run.
-std::vector<std::string>& SkiffdArgs() {
-  static std::vector<std::string> args;
-  return args;
+// The skiffd under test: the one built with the suite, or --skiffd=PATH
+// (an older build, to compare in one run), with --skiffd-arg flags added.
+std::string SkiffdBinary() {
+  return GetE2eOptions().skiffd.empty() ? std::string(SKIFFD_PATH) : GetE2eOptions().skiffd;
 }
-std::string& SkiffdBinary() {
-  static std::string path = SKIFFD_PATH;
-  return path;
-}
-const bool kHooked = AddFlagHook([](const std::string& arg, std::string*) {
-  constexpr std::string_view kArg = "--skiffd-arg=";
-  constexpr std::string_view kBinary = "--skiffd=";
-  if (arg.compare(0, kArg.size(), kArg) == 0) {
-    SkiffdArgs().push_back(arg.substr(kArg.size()));
-    return FlagOutcome::kTaken;
-  }
-  if (arg.compare(0, kBinary.size(), kBinary) == 0) {
-    SkiffdBinary() = arg.substr(kBinary.size());
-    return FlagOutcome::kTaken;
-  }
-  return FlagOutcome::kNotMine;
-});
 
 double CpuSecondsOf(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -109,7 +89,7 @@ class Target {
   }
 
   const std::string& kind() const { return kind_; }
-  pid_t pid() const { return skiffd_ ? skiffd_->pid() : peer_->pid(); }
+  pid_t pid() const { return skiffd_ ? skiffd_->pid() : peer_.pid(); }
   uint16_t port() const { return port_; }
   double CpuSeconds() const { return CpuSecondsOf(pid()); }
   double ResidentMb() const { return double(support::ResidentBytes(pid())) / (1024.0 * 1024.0); }
@@ -132,7 +112,7 @@ class Target {
       secret_ = *secret;
     }
     std::vector<std::string> flags = {"--store", url};
-    for (const std::string& a : SkiffdArgs()) flags.push_back(a);
+    for (const std::string& a : GetE2eOptions().skiffd_args) flags.push_back(a);
     skiffd_ = std::make_unique<support::SkiffdProcess>();
     SKIFF_RETURN_IF_ERROR(skiffd_->Start(SkiffdBinary(), flags));
     port_ = skiffd_->port();
@@ -148,11 +128,11 @@ class Target {
     } else {
       argv = {"/usr/bin/node", peers + "kv_peer_node.mjs"};
     }
-    auto child = ChildProcess::Start(argv, {"PORT=0", "SKIFF_PEER_SECRET=" + secret_});
-    if (!child.ok()) return child.status();
-    peer_ = std::move(*child);
-    port_ = peer_->PortFromFirstLine();
-    if (port_ == 0) return Unavailable(kind_ + " said '" + peer_->first_line() + "'");
+    SKIFF_RETURN_IF_ERROR(peer_.Start(argv, {"PORT=0", "SKIFF_PEER_SECRET=" + secret_}));
+    Result<std::string> line = peer_.ReadLine(std::chrono::seconds(30));
+    if (!line.ok()) return line.status();
+    port_ = support::PortOfListeningLine(*line);
+    if (port_ == 0) return Unavailable(kind_ + " said '" + *line + "'");
     return Status::Ok();
   }
 
@@ -180,7 +160,7 @@ class Target {
   std::string kind_;
   support::TempDir dir_;
   std::unique_ptr<support::SkiffdProcess> skiffd_;
-  std::unique_ptr<ChildProcess> peer_;
+  support::Process peer_;
   uint16_t port_ = 0;
   std::string secret_;
 };
@@ -439,37 +419,28 @@ void BM_AcceptStorm(benchmark::State& state, std::string kind, size_t n) {
 }
 
 const bool kRegistered = AddRegistration([] {
+  auto once = [](benchmark::internal::Benchmark* b) {
+    b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  };
   for (size_t n : Sizes()) {
     for (const std::string& kind : Kinds()) {
-      benchmark::RegisterBenchmark(
-          ("BM_IdleConnections/" + kind + "/connections:" + std::to_string(n)).c_str(),
-          BM_IdleConnections, kind, n)
-          ->UseManualTime()
-          ->Iterations(1)
-          ->Unit(benchmark::kMillisecond);
+      once(AddCase("BM_IdleConnections/" + kind + "/connections:" + std::to_string(n),
+                   [kind, n](benchmark::State& s) { BM_IdleConnections(s, kind, n); }));
     }
   }
   for (size_t n : Sizes()) {
     for (int delay : {1000, 100, 10, 1}) {
       for (const std::string& kind : Kinds()) {
-        benchmark::RegisterBenchmark(("BM_Echo/" + kind + "/connections:" + std::to_string(n) +
-                                      "/delay_ms:" + std::to_string(delay))
-                                         .c_str(),
-                                     BM_Echo, kind, n, delay)
-            ->UseManualTime()
-            ->Iterations(1)
-            ->Unit(benchmark::kMillisecond);
+        once(AddCase("BM_Echo/" + kind + "/connections:" + std::to_string(n) +
+                         "/delay_ms:" + std::to_string(delay),
+                     [kind, n, delay](benchmark::State& s) { BM_Echo(s, kind, n, delay); }));
       }
     }
   }
   const size_t storm = Options().profile == Profile::kQuick ? 1000 : 10000;
   for (const std::string& kind : Kinds()) {
-    benchmark::RegisterBenchmark(
-        ("BM_AcceptStorm/" + kind + "/connections:" + std::to_string(storm)).c_str(),
-        BM_AcceptStorm, kind, storm)
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
+    once(AddCase("BM_AcceptStorm/" + kind + "/connections:" + std::to_string(storm),
+                 [kind, storm](benchmark::State& s) { BM_AcceptStorm(s, kind, storm); }));
   }
 });
 

@@ -224,8 +224,8 @@ const bool kRegistered = AddRegistration([] {
   std::vector<size_t> sizes = {1000};
   if (Options().profile != Profile::kQuick) sizes.push_back(10000);
   for (size_t n : sizes) {
-    benchmark::RegisterBenchmark(("BM_HeldWaits/sqlite/devices:" + std::to_string(n)).c_str(),
-                                 BM_HeldWaits, n)
+    AddCase("BM_HeldWaits/sqlite/devices:" + std::to_string(n),
+            [n](benchmark::State& s) { BM_HeldWaits(s, n); })
         ->UseManualTime()
         ->Iterations(n >= 10000 ? 3 : 5)
         ->Unit(benchmark::kMillisecond);

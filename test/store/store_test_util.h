@@ -3,7 +3,6 @@
 #ifndef SKIFF_TEST_STORE_STORE_TEST_UTIL_H_
 #define SKIFF_TEST_STORE_STORE_TEST_UTIL_H_
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -27,9 +26,7 @@ inline void OpenOrSkip(const std::string& kind, std::unique_ptr<support::TestSto
   }
   // Missing PostgreSQL is a loud skip, except under CI or when the caller
   // named a server in SKIFF_TEST_POSTGRES_URL: then it is a failure.
-  const char* named = std::getenv("SKIFF_TEST_POSTGRES_URL");
-  if (kind == "postgres" && !support::InCi() && (named == nullptr || *named == '\0') &&
-      opened.status().code() == StatusCode::kUnavailable) {
+  if (support::MaySkipMissingStore(kind, opened.status())) {
     GTEST_SKIP() << "*** PostgreSQL not available, PostgreSQL cases NOT run: "
                  << opened.status().ToString();
   }
