@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <thread>
 
 #include <fcntl.h>
@@ -48,6 +50,10 @@ pid_t SpawnWithStdout(std::vector<std::string> args, int* out_fd, int* error) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, out[0]);
+  // Only as stdout: a daemon the command leaves behind (pg_ctl start's
+  // postmaster) would otherwise keep the pipe open, and RunCommand, which
+  // reads to the end, would never return.
+  posix_spawn_file_actions_addclose(&actions, out[1]);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -156,6 +162,25 @@ int64_t ResidentBytes(pid_t pid) {
     }
   }
   return -1;
+}
+
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the command name (which may hold spaces) start past ')'.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  for (int i = 3; fields >> f; ++i) {
+    if (i == 14) utime = std::strtod(f.c_str(), nullptr);
+    if (i == 15) {
+      stime = std::strtod(f.c_str(), nullptr);
+      break;
+    }
+  }
+  return (utime + stime) / double(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace skiff::support

@@ -61,6 +61,10 @@ int RunCommand(const std::vector<std::string>& argv, std::string* first_line = n
 // -1 when it cannot be read (the process is gone).
 int64_t ResidentBytes(pid_t pid);
 
+// User plus system CPU process `pid` has used, from /proc/PID/stat; 0 when
+// it cannot be read.
+double CpuSeconds(pid_t pid);
+
 }  // namespace skiff::support
 
 #endif  // SKIFF_SUPPORT_SKIFFD_PROCESS_H_
