@@ -604,7 +604,20 @@ class PostgresStore final : public Store {
               "FROM pg_stat_activity WHERE pid = pg_backend_pid()");
       backend.pid = r[0][1].as<int>();
       backend.started_us = r[0][2].as<long long>();
-      if (!r[0][0].as<bool>()) s = Unavailable(GuardHolder(*conn));
+      if (!r[0][0].as<bool>()) {
+        // Held. A server killed a moment ago still holds it until its
+        // backend sees the closed socket and exits, which takes
+        // milliseconds: wait for it, up to lock_timeout. A server that is
+        // alive keeps it, and the wait fails with 55P03.
+        try {
+          Count(1);
+          Exec(*conn, "SELECT pg_advisory_lock(" + std::to_string(kGuardClass) +
+                          ", hashtext(current_database() || '/' || current_schema()))");
+        } catch (const pqxx::sql_error& e) {
+          if (e.sqlstate() != "55P03") throw;
+          s = Unavailable(GuardHolder(*conn));
+        }
+      }
     } catch (const std::exception& e) {
       bool broken = false;
       s = FromException(e, &broken);
