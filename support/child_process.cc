@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/skiffd_process.h"
+
 extern char** environ;
 
 namespace skiff::bench {
@@ -95,24 +97,7 @@ uint16_t ChildProcess::PortFromFirstLine() const {
   return 0;
 }
 
-double ChildProcess::CpuSeconds() const {
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // Fields after the command name (which may hold spaces) start past ')'.
-  size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
-  std::string f;
-  double utime = 0, stime = 0;
-  for (int i = 3; fields >> f; ++i) {
-    if (i == 14) utime = std::strtod(f.c_str(), nullptr);
-    if (i == 15) {
-      stime = std::strtod(f.c_str(), nullptr);
-      break;
-    }
-  }
-  return (utime + stime) / double(sysconf(_SC_CLK_TCK));
-}
+double ChildProcess::CpuSeconds() const { return support::CpuSeconds(pid_); }
 
 double ProcessCpuSeconds() {
   rusage u{};
