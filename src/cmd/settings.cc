@@ -14,8 +14,8 @@ struct Setting {
   const char* env;    // SKIFF_...
   const char* value;  // placeholder in --help
   const char* help;
-  std::function<std::string(const ServerOptions&)> show;
-  std::function<Status(ServerOptions&, std::string_view)> apply;
+  std::function<std::string(const SkiffdOptions&)> show;
+  std::function<Status(SkiffdOptions&, std::string_view)> apply;
 };
 
 // 'text' for messages. Built by appending: g++ 12 at -O2 warns falsely
@@ -173,6 +173,18 @@ const std::vector<Setting>& Settings() {
        "Memory tiers: idle time before a document is packed (0 = never)",
        DurationShow<seconds>(&ServerOptions::pack_after),
        DurationSetter<seconds>(&ServerOptions::pack_after)},
+      {"store-wait-s", "SKIFF_STORE_WAIT_S", "S",
+       "PostgreSQL store: at start, keep trying this long to reach a server that does not "
+       "answer yet, saying so on stderr (0 = exit at once)",
+       [](const SkiffdOptions& o) {
+         return std::to_string(std::chrono::duration_cast<seconds>(o.store_wait).count());
+       },
+       [](SkiffdOptions& o, std::string_view v) {
+         int64_t n = 0;
+         SKIFF_RETURN_IF_ERROR(ParseNumber<int64_t>(v, 0, 86400, &n));
+         o.store_wait = seconds(n);
+         return Status::Ok();
+       }},
       {"evict-after-s", "SKIFF_EVICT_AFTER_S", "S",
        "Memory tiers: idle time before a document is evicted from memory (0 = never)",
        DurationShow<seconds>(&ServerOptions::evict_after),
@@ -181,7 +193,7 @@ const std::vector<Setting>& Settings() {
   return settings;
 }
 
-Status Apply(const Setting& s, std::string_view value, ServerOptions& options,
+Status Apply(const Setting& s, std::string_view value, SkiffdOptions& options,
              const std::string& origin) {
   Status st = s.apply(options, value);
   if (!st.ok()) return BadRequest(origin + ": " + st.message());
@@ -190,7 +202,7 @@ Status Apply(const Setting& s, std::string_view value, ServerOptions& options,
 
 }  // namespace
 
-Status ApplyEnvironment(const std::vector<std::string>& environment, ServerOptions& options) {
+Status ApplyEnvironment(const std::vector<std::string>& environment, SkiffdOptions& options) {
   for (const Setting& s : Settings()) {
     std::string prefix = std::string(s.env) + "=";
     for (const std::string& entry : environment) {
@@ -203,14 +215,14 @@ Status ApplyEnvironment(const std::vector<std::string>& environment, ServerOptio
 }
 
 Status ApplySetting(std::string_view name, std::string_view value, const std::string& origin,
-                    ServerOptions& options) {
+                    SkiffdOptions& options) {
   for (const Setting& s : Settings()) {
     if (name == s.flag) return Apply(s, value, options, origin);
   }
   return BadRequest(origin + ": unknown setting '" + std::string(name) + "'");
 }
 
-Result<Invocation> ApplyFlags(const std::vector<std::string>& args, ServerOptions& options) {
+Result<Invocation> ApplyFlags(const std::vector<std::string>& args, SkiffdOptions& options) {
   Invocation inv;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -250,7 +262,7 @@ Result<Invocation> ApplyFlags(const std::vector<std::string>& args, ServerOption
 }
 
 std::string HelpText(std::string_view program) {
-  ServerOptions defaults;
+  SkiffdOptions defaults;
   std::string out = "Usage: " + std::string(program) + " [--flag value]...\n\n" +
                     "Serves the Skiff v1 protocol (JSON over WebSocket). Every flag can also be\n"
                     "set by the environment variable shown or in the --config file; a flag wins\n"

@@ -1,10 +1,13 @@
 // skiff: administration of a Skiff store (users, their permissions and their
 // sync groups).
-// It opens the store directly, so run it where the store is reachable; a
-// SQLite file can be changed while skiffd runs (WAL), and the server reads
-// users at each login.
+// It opens the store directly, so run it where the store is reachable. It
+// works while skiffd runs on the same store: it opens without the instance
+// lock that keeps a second skiffd out (store::OpenOptions::exclusive), which
+// is safe because it writes only the $users and $groups tables, which the
+// server never writes and reads from the store at each login.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +40,13 @@ void PrintUsage(FILE* out) {
   std::fputs(skiff::cmd::kCallUsage, out);
 }
 
+// Shared with a running skiffd: see the opening comment.
+skiff::Result<std::unique_ptr<skiff::store::Store>> OpenShared(const std::string& url) {
+  skiff::store::OpenOptions options;
+  options.exclusive = false;
+  return skiff::store::OpenStore(url, options);
+}
+
 int Fail(const skiff::Status& status) {
   std::fprintf(stderr, "skiff: %s\n", status.ToString().c_str());
   return 1;
@@ -55,7 +65,7 @@ int RunGroup(const std::string& store_url, const std::vector<std::string>& words
   if ((verb != "add" && verb != "grant" && verb != "revoke") || words.size() != want) {
     return Usage("expected 'group add GROUP' or 'group grant|revoke USER GROUP'");
   }
-  auto store = skiff::store::OpenStore(store_url);
+  auto store = OpenShared(store_url);
   if (!store.ok()) return Fail(store.status());
   skiff::Status st;
   if (verb == "add") {
@@ -117,7 +127,7 @@ int main(int argc, char** argv) {
   if (!write_list.ok()) return Fail(write_list.status());
   skiff::server::Permissions permissions(*read_list, *write_list);
 
-  auto store = skiff::store::OpenStore(store_url);
+  auto store = OpenShared(store_url);
   if (!store.ok()) return Fail(store.status());
   if (verb == "add") {
     auto secret = skiff::server::CreateUser(**store, name, permissions);

@@ -11,11 +11,22 @@
 // WAL checkpoints run on a second connection (SqliteCheckpointer), not in
 // the COMMIT that crosses SQLite's auto-checkpoint size, so a commit does
 // not wait for a checkpoint's fsyncs.
+//
+// One server per file: an exclusive open holds PATH.lock (LockFile).
+// locking_mode=EXCLUSIVE would also keep a second server out, but it keeps
+// every other connection out too: the checkpointer's and the admin CLI's.
+//
+// A failed COMMIT is never of unknown outcome here, so no commit mark is
+// written (PostgresStore writes one): SQLite runs in this process, and a
+// COMMIT that returns an error has not made the transaction durable (the
+// transaction is then rolled back, or SQLite already did), while a crash
+// that would leave the outcome open takes the caller with it.
 #include <atomic>
 #include <mutex>
 
 #include <sqlite3.h>
 
+#include "store/internal/lock_file.h"
 #include "store/internal/sqlite_checkpointer.h"
 #include "store/internal/sqlite_statement.h"
 #include "store/store.h"
@@ -80,6 +91,18 @@ class SqliteStore final : public Store {
   static Result<std::unique_ptr<Store>> Open(const std::string& path,
                                              const SqliteOptions& options) {
     std::unique_ptr<SqliteStore> store(new SqliteStore());
+    // Before the file is touched: a second server must not even create
+    // the schema in a file another one serves.
+    if (options.exclusive) {
+      Result<std::unique_ptr<internal::LockFile>> lock =
+          internal::LockFile::Acquire(path + ".lock");
+      if (!lock.ok()) {
+        return Unavailable("SQLite file '" + path + "' is in use by another server (" +
+                           lock.status().message() +
+                           "); run one skiffd per database, or stop the other first");
+      }
+      store->lock_ = std::move(*lock);
+    }
     int rc =
         sqlite3_open_v2(path.c_str(), &store->db_,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -405,6 +428,8 @@ class SqliteStore final : public Store {
     return st.Reset(row.status());
   }
 
+  // Declared first so it is released last, after the file is closed.
+  std::unique_ptr<internal::LockFile> lock_;
   // Declared before the statements so it is destroyed after them: a
   // connection closes cleanly once its statements are finalized.
   struct Connection {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <pqxx/pqxx>
 
 #include "support/postgres.h"
 #include "support/test_store.h"
@@ -31,6 +32,19 @@ inline void OpenOrSkip(const std::string& kind, std::unique_ptr<support::TestSto
                  << opened.status().ToString();
   }
   FAIL() << "cannot open the " << kind << " store: " << opened.status().ToString();
+}
+
+// Ends the PostgreSQL backends of every store opened on `fixture`'s schema
+// (found by their application_name), as a network cut or a restarted server
+// would. Returns how many were ended.
+inline int KillStoreBackends(const support::TestStore& fixture) {
+  pqxx::connection admin(fixture.pg_admin_url());
+  pqxx::nontransaction tx(admin);
+  pqxx::result r = tx.exec_params(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+      "WHERE application_name = $1",
+      fixture.pg_schema());
+  return r[0][0].as<int>();
 }
 
 }  // namespace skiff::test
