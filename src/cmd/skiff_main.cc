@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/health.h"
 #include "server/permissions.h"
 #include "server/users.h"
 #include "store/store.h"
@@ -29,7 +30,11 @@ constexpr const char* kUsage =
     "  user set NAME [--read TABLES] [--write TABLES]\n"
     "      Replaces a user's permissions (an omitted list becomes empty).\n"
     "  user delete NAME\n"
-    "      Removes a user; connections already logged in keep their session.\n";
+    "      Removes a user; connections already logged in keep their session.\n"
+    "  health [--url ws://HOST:PORT/] [--timeout-ms MS]\n"
+    "      Pings a running skiffd (default: the one $SKIFF_ADDRESS and $SKIFF_PORT\n"
+    "      name, else ws://127.0.0.1:7420/); exits 0 when it answers, 1 when not.\n"
+    "      A container's HEALTHCHECK runs it.\n";
 
 int Fail(const skiff::Status& status) {
   std::fprintf(stderr, "skiff: %s\n", status.ToString().c_str());
@@ -65,6 +70,8 @@ int RunGroup(const std::string& store_url, const std::vector<std::string>& words
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "health")
+    return skiff::cmd::RunHealth({args.begin() + 1, args.end()});
   const char* env_store = std::getenv("SKIFF_STORE");
   std::string store_url = env_store != nullptr ? env_store : "sqlite:./skiff.db";
   std::string read;
