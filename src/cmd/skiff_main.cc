@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cmd/call.h"
+#include "cmd/health.h"
 #include "server/permissions.h"
 #include "server/users.h"
 #include "store/store.h"
@@ -33,7 +34,11 @@ constexpr const char* kUsage =
     "  user set NAME [--read TABLES] [--write TABLES]\n"
     "      Replaces a user's permissions (an omitted list becomes empty).\n"
     "  user delete NAME\n"
-    "      Removes a user; connections already logged in keep their session.\n";
+    "      Removes a user; connections already logged in keep their session.\n"
+    "  health [--url ws://HOST:PORT/] [--timeout-ms MS]\n"
+    "      Pings a running skiffd (default: the one $SKIFF_ADDRESS and $SKIFF_PORT\n"
+    "      name, else ws://127.0.0.1:7420/); exits 0 when it answers, 1 when not.\n"
+    "      A container's HEALTHCHECK runs it.\n";
 
 void PrintUsage(FILE* out) {
   std::fputs(kUsage, out);
@@ -84,6 +89,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "call")
     return skiff::cmd::RunCall({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "health")
+    return skiff::cmd::RunHealth({args.begin() + 1, args.end()});
   const char* env_store = std::getenv("SKIFF_STORE");
   std::string store_url = env_store != nullptr ? env_store : "sqlite:./skiff.db";
   std::string read;
