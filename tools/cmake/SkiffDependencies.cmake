@@ -6,6 +6,8 @@ find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
+# Header-only: the geo index's R-tree (Boost.Geometry).
+find_package(Boost 1.74 REQUIRED)
 if(SKIFF_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
