@@ -95,8 +95,10 @@ uint16_t ChildProcess::PortFromFirstLine() const {
   return 0;
 }
 
-double ChildProcess::CpuSeconds() const {
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+double ChildProcess::CpuSeconds() const { return CpuSecondsOf(pid_); }
+
+double CpuSecondsOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // Fields after the command name (which may hold spaces) start past ')'.
   size_t close = text.rfind(')');

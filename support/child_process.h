@@ -44,6 +44,10 @@ class ChildProcess {
 // User plus system CPU of this whole process so far (getrusage).
 double ProcessCpuSeconds();
 
+// User plus system CPU of process `pid` so far, from /proc/PID/stat; 0 when
+// it cannot be read (the process is gone).
+double CpuSecondsOf(pid_t pid);
+
 }  // namespace skiff::bench
 
 #endif  // SKIFF_SUPPORT_CHILD_PROCESS_H_
