@@ -32,6 +32,7 @@
 #include "support/geo/geo_options.h"
 #include "support/geo/geo_peers.h"
 #include "support/geo/geo_session.h"
+#include "support/postgres.h"
 
 namespace skiff::bench {
 namespace {
@@ -109,12 +110,22 @@ class ActiveSession {
   std::unique_ptr<GeoSession> session_;
 };
 
-// A peer that cannot run here. Only a missing PostgreSQL may fail the run
-// (under CI, or when SKIFF_TEST_POSTGRES_URL named one): SkipUnavailable
-// decides; a missing package is a loud skip.
+// A peer that cannot run here. A missing PostgreSQL server follows the
+// suite's rule for stores (SkipUnavailable: it fails under CI or when
+// SKIFF_TEST_POSTGRES_URL named one). A missing package (a peer binary,
+// PostGIS, earthdistance) is a loud skip, except under CI, where tools/setup
+// installs every peer, so there it fails the run.
 void SkipMissing(benchmark::State& state, const Peer& peer, const Status& why) {
-  const bool no_server = peer.postgres && why.message().find("PostgreSQL") != std::string::npos;
-  if (no_server) return SkipUnavailable(state, why.message());
+  const bool no_server = peer.postgres && (why.message().rfind("PostgreSQL: ", 0) == 0 ||
+                                           !support::TestPostgres().ok());
+  if (no_server) return SkipUnavailable(state, "postgres", why);
+  if (support::InCi()) {
+    state.SkipWithError((std::string(peer.name) + " is missing under CI (tools/setup installs " +
+                         "it): " + why.message())
+                            .c_str());
+    return;
+  }
+  std::fprintf(stderr, "geo: *** %s: %s; skipped ***\n", peer.name, why.message().c_str());
   state.SkipWithError(("skipped: " + std::string(peer.name) + ": " + why.message()).c_str());
 }
 
@@ -383,10 +394,9 @@ void MissingBanner() {
 const bool kRegistered = AddRegistration([] {
   const geo::GeoOptions& options = geo::GetGeoOptions();
   if (options.Wants("index")) {
-    benchmark::RegisterBenchmark("geo_index/nearest500", BM_GeoIndexNearest)
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("geo_index/move", BM_GeoIndexMove)->Unit(benchmark::kMicrosecond);
-    auto* build = benchmark::RegisterBenchmark("geo_index/build", BM_GeoIndexBuild);
+    AddCase("geo_index/nearest500", BM_GeoIndexNearest)->Unit(benchmark::kMicrosecond);
+    AddCase("geo_index/move", BM_GeoIndexMove)->Unit(benchmark::kMicrosecond);
+    auto* build = AddCase("geo_index/build", BM_GeoIndexBuild);
     build->Arg(int64_t(Workload().points().size()))->Unit(benchmark::kMillisecond)->Iterations(3);
     if (Options().profile != Profile::kQuick) build->Arg(1'000'000);
   }
@@ -395,9 +405,8 @@ const bool kRegistered = AddRegistration([] {
   for (const Peer& peer : Peers()) {
     if (!options.Wants(peer.name)) continue;
     for (Phase phase : {Phase::kInsert, Phase::kSearch, Phase::kMove, Phase::kMoveSustained}) {
-      benchmark::RegisterBenchmark(
-          ("geo/" + std::string(peer.name) + "/" + names[int(phase)]).c_str(),
-          [&peer, phase](benchmark::State& state) { BM_GeoPhase(state, peer, phase); })
+      AddCase("geo/" + std::string(peer.name) + "/" + names[int(phase)],
+              [&peer, phase](benchmark::State& state) { BM_GeoPhase(state, peer, phase); })
           ->Iterations(1)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);

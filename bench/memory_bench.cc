@@ -9,14 +9,14 @@
 // document or client error fails the run.
 //
 // BM_DocumentForms counts the heap bytes of one document in the hot (parsed)
-// and packed forms with a replaced operator new; BM_Unpack times unpacking a
+// and packed forms (support/heap_counter.h); BM_Unpack times unpacking a
 // ~1 KB and a ~870 KB document. Everything also goes to memory.json, next to
 // the family's JSON output, for the results page (tools/report).
 //
 // Sizes by profile (documents, pack after, evict after, idle): quick 20,000,
 // 2 s, 4 s, 7 s; standard 50,000, 5 s, 10 s, 14 s; full 200,000, 30 s, 60 s,
-// 80 s. SKIFF_MEMORY_DOCUMENTS, SKIFF_MEMORY_PACK_AFTER_S,
-// SKIFF_MEMORY_EVICT_AFTER_S and SKIFF_MEMORY_IDLE_S override them.
+// 80 s. --memory-documents, --memory-pack-after, --memory-evict-after and
+// --memory-idle (support/suite_options.h) override them.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -26,13 +26,11 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
-#include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include "client/client.h"
 #include "doc/document.h"
@@ -43,19 +41,13 @@
 #include "support/bench_registry.h"
 #include "support/counters.h"
 #include "support/doc_generator.h"
+#include "support/heap_counter.h"
 #include "support/memory_report.h"
 #include "support/memory_sampler.h"
-#include "support/skiffd_process.h"
-#include "support/temp_dir.h"
+#include "support/stack.h"
+#include "support/suite_options.h"
 
 namespace skiff::bench {
-
-// Heap bytes held by live operator-new allocations: the glibc chunk size
-// (usable size plus the 8-byte header) of each. See the replaced operators at
-// the end of this file.
-std::atomic<int64_t> live_heap_bytes{0};
-int64_t ChunkBytes(void* p) { return static_cast<int64_t>(malloc_usable_size(p)) + 8; }
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -77,11 +69,6 @@ struct Scale {
   int64_t idle_s;
 };
 
-int64_t EnvOr(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::strtoll(v, nullptr, 10) : fallback;
-}
-
 Scale ScaleForProfile() {
   Scale s{};
   switch (Options().profile) {
@@ -95,10 +82,11 @@ Scale ScaleForProfile() {
       s = {200'000, 30, 60, 80};
       break;
   }
-  s.documents = static_cast<size_t>(EnvOr("SKIFF_MEMORY_DOCUMENTS", s.documents));
-  s.pack_after_s = EnvOr("SKIFF_MEMORY_PACK_AFTER_S", s.pack_after_s);
-  s.evict_after_s = EnvOr("SKIFF_MEMORY_EVICT_AFTER_S", s.evict_after_s);
-  s.idle_s = EnvOr("SKIFF_MEMORY_IDLE_S", s.idle_s);
+  const SuiteOptions& o = GetSuiteOptions();
+  if (o.memory_documents > 0) s.documents = static_cast<size_t>(o.memory_documents);
+  if (o.memory_pack_after_s > 0) s.pack_after_s = o.memory_pack_after_s;
+  if (o.memory_evict_after_s > 0) s.evict_after_s = o.memory_evict_after_s;
+  if (o.memory_idle_s > 0) s.idle_s = o.memory_idle_s;
   return s;
 }
 
@@ -235,35 +223,25 @@ class Timeline {
 
   // Returns "" on success, else what went wrong.
   std::string Run() {
-    const std::string url = "sqlite:" + dir_.File("skiff.db");
-    std::string secret;
-    {
-      Result<std::unique_ptr<store::Store>> store = store::OpenStore(url);
-      if (!store.ok()) return "open store: " + store.status().ToString();
-      Result<std::string> created =
-          server::CreateUser(**store, "bench", server::Permissions({"*"}, {"*"}));
-      if (!created.ok()) return "create user: " + created.status().ToString();
-      secret = *created;
-    }
-    flags_ = {"--store=" + url,
-              "--io-threads",
-              "1",
-              "--pack-after-s",
-              std::to_string(policy_.pack ? scale_.pack_after_s : 0),
-              "--evict-after-s",
-              std::to_string(policy_.evict ? scale_.evict_after_s : 0)};
+    StackOptions so;
+    so.store = "sqlite";
+    so.server = "child";
+    so.child_flags = {"--pack-after-s", std::to_string(policy_.pack ? scale_.pack_after_s : 0),
+                      "--evict-after-s", std::to_string(policy_.evict ? scale_.evict_after_s : 0)};
     support::RssSampler sampler(std::chrono::milliseconds(250));
     sampler.Mark("start");
-    if (Status st = server_.Start(SKIFFD_PATH, flags_); !st.ok()) return st.ToString();
-    sampler.Watch(server_.pid());
+    Result<std::unique_ptr<Stack>> started = Stack::Start(so);
+    if (!started.ok()) return started.status().ToString();
+    Stack& server = **started;
+    sampler.Watch(server.pid());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the empty server's floor
     client::ClientOptions options;
-    options.user = "bench";
-    options.secret = secret;
+    options.user = server.user();
+    options.secret = server.secret();
     options.connections = 2;
     options.max_in_flight = 128;
     options.request_timeout = std::chrono::seconds(120);
-    options.port = server_.port();
+    options.port = server.port();
     std::unique_ptr<client::Client> c;
     if (std::string e = Connect(options, &c); !e.empty()) return e;
 
@@ -306,11 +284,10 @@ class Timeline {
 
     sampler.Mark("restart");
     c.reset();
-    if (Status st = server_.Stop(); !st.ok()) return "stop: " + st.ToString();
     sampler.Watch(-1);
-    if (Status st = server_.Start(SKIFFD_PATH, flags_); !st.ok()) return st.ToString();
-    sampler.Watch(server_.pid());
-    options.port = server_.port();
+    if (Status st = server.Restart(); !st.ok()) return "restart: " + st.ToString();
+    sampler.Watch(server.pid());
+    options.port = server.port();
     if (std::string e = Connect(options, &c); !e.empty()) return e;
 
     sampler.Mark("readback");
@@ -318,7 +295,7 @@ class Timeline {
     c.reset();
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     sampler.Stop();
-    (void)server_.Stop();
+    if (Status st = server.Stop(); !st.ok()) return "stop: " + st.ToString();
 
     const std::vector<support::RssSample> samples = sampler.samples();
     results_ = {
@@ -374,9 +351,6 @@ class Timeline {
 
   const Policy policy_;
   const Scale scale_;
-  support::TempDir dir_;
-  support::SkiffdProcess server_;
-  std::vector<std::string> flags_;
   Outcome out_;
   double load_seconds_ = 0;
   doc::Value results_;
@@ -432,15 +406,15 @@ void BM_DocumentForms(benchmark::State& state) {
     std::vector<doc::Value> values;
     values.reserve(kCount);
     // Parsed the way the server gets a document: from JSON text.
-    const int64_t before_hot = live_heap_bytes.load();
+    const int64_t before_hot = support::LiveHeapBytes();
     for (const std::string& t : texts) values.push_back(*doc::Parse(t));
-    hot = static_cast<double>(live_heap_bytes.load() - before_hot) / kCount + sizeof(doc::Value);
+    hot = static_cast<double>(support::LiveHeapBytes() - before_hot) / kCount + sizeof(doc::Value);
     std::vector<std::string> packs;
     packs.reserve(kCount);
-    const int64_t before_packed = live_heap_bytes.load();
+    const int64_t before_packed = support::LiveHeapBytes();
     for (const doc::Value& v : values) packs.push_back(doc::Pack(v));
-    packed =
-        static_cast<double>(live_heap_bytes.load() - before_packed) / kCount + sizeof(std::string);
+    packed = static_cast<double>(support::LiveHeapBytes() - before_packed) / kCount +
+             sizeof(std::string);
     packed_payload = 0;
     for (const std::string& p : packs) packed_payload += static_cast<double>(p.size());
     packed_payload /= kCount;
@@ -504,16 +478,18 @@ void BM_Unpack(benchmark::State& state) {
 }
 
 const bool kRegistered = AddRegistration([] {
-  benchmark::RegisterBenchmark("BM_DocumentForms", BM_DocumentForms)->Iterations(1);
-  benchmark::RegisterBenchmark("BM_Unpack", BM_Unpack)
+  AddCase("BM_DocumentForms", BM_DocumentForms)->Iterations(1);
+  AddCase("BM_Unpack", BM_Unpack)
       ->ArgName("kind")
       ->Arg(0)
       ->Arg(1)
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime();
+  // The timeline runs on SQLite whatever --store says: its store is part of
+  // what it measures.
   for (const Policy& p : kPolicies) {
-    benchmark::RegisterBenchmark((std::string("BM_MemoryTimeline/policy:") + p.name).c_str(),
-                                 BM_MemoryTimeline, p)
+    AddCase(std::string("BM_MemoryTimeline/sqlite/policy:") + p.name,
+            [p](benchmark::State& state) { BM_MemoryTimeline(state, p); })
         ->Iterations(1)
         ->Unit(benchmark::kSecond)
         ->UseRealTime();
@@ -522,34 +498,3 @@ const bool kRegistered = AddRegistration([] {
 
 }  // namespace
 }  // namespace skiff::bench
-
-// Counting replacements of the global allocation functions (see
-// live_heap_bytes). Aligned forms are not replaced: nothing measured here
-// allocates over-aligned types.
-void* operator new(std::size_t size) {
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  skiff::bench::live_heap_bytes.fetch_add(skiff::bench::ChunkBytes(p), std::memory_order_relaxed);
-  return p;
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p != nullptr) {
-    skiff::bench::live_heap_bytes.fetch_add(skiff::bench::ChunkBytes(p), std::memory_order_relaxed);
-  }
-  return p;
-}
-void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
-  return operator new(size, tag);
-}
-void operator delete(void* p) noexcept {
-  if (p == nullptr) return;
-  skiff::bench::live_heap_bytes.fetch_sub(skiff::bench::ChunkBytes(p), std::memory_order_relaxed);
-  std::free(p);
-}
-void operator delete[](void* p) noexcept { operator delete(p); }
-void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
-void operator delete[](void* p, std::size_t) noexcept { operator delete(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { operator delete(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { operator delete(p); }

@@ -10,35 +10,22 @@
 // produced reads back to the original document.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 #include <zdict.h>
 #include <zstd.h>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "doc/document.h"
 #include "doc/internal/msgpack.h"
 #include "doc/pack.h"
+#include "support/bench_registry.h"
 #include "support/counters.h"
 #include "support/doc_generator.h"
+#include "support/heap_counter.h"
 
 namespace skiff::bench {
-
-// Bytes of heap chunks held by live operator-new allocations (see BM_Memory).
-std::atomic<int64_t> live_heap_bytes{0};
-
-#if defined(__GLIBC__)
-int64_t ChunkBytes(void* p) { return static_cast<int64_t>(malloc_usable_size(p)) + 8; }
-#endif
-
 namespace {
 
 constexpr uint64_t kSeed = 1;             // the measured documents
@@ -103,7 +90,6 @@ void BM_Pack(benchmark::State& state) {
   }
   SetSizes(state, corpus, bytes / static_cast<double>(corpus.values.size()));
 }
-BENCHMARK(BM_Pack)->ArgName("kind")->Arg(kSmall)->Arg(kLarge)->Unit(benchmark::kMicrosecond);
 
 void BM_Unpack(benchmark::State& state) {
   if (!ValidKind(state)) return;
@@ -132,7 +118,6 @@ void BM_Unpack(benchmark::State& state) {
   }
   SetSizes(state, corpus, bytes / static_cast<double>(packed.size()));
 }
-BENCHMARK(BM_Unpack)->ArgName("kind")->Arg(kSmall)->Arg(kLarge)->Unit(benchmark::kMicrosecond);
 
 void BM_ParseText(benchmark::State& state) {
   if (!ValidKind(state)) return;
@@ -155,7 +140,6 @@ void BM_ParseText(benchmark::State& state) {
   }
   SetDeterministic(state, "json_bytes", corpus.json_bytes);
 }
-BENCHMARK(BM_ParseText)->ArgName("kind")->Arg(kSmall)->Arg(kLarge)->Unit(benchmark::kMicrosecond);
 
 // ---------------------------------------------------------------------------
 // Candidates for the packed form. Each turns a Value into bytes and back; the
@@ -380,30 +364,14 @@ void CandidateArgsAll(benchmark::internal::Benchmark* b) {
     for (int c = 0; c < kCandidateCount; ++c) b->Args({kind, c});
   }
 }
-BENCHMARK(BM_CandidatePack)->Apply(CandidateArgsAll);
-BENCHMARK(BM_CandidateUnpack)->Apply(CandidateArgsAll);
 
 // ---------------------------------------------------------------------------
-// Heap bytes per 1 KB document in each form. This executable replaces the
-// global operator new / delete to keep a running total of the heap chunks that
-// live allocations occupy (usable size plus glibc's 8-byte chunk header), so
-// allocator overhead counts as it does in RSS. mallinfo2 cannot do this: it
-// counts chunks cached in glibc's per-thread cache as in use, and reuse of
-// those hides new allocations.
+// Heap bytes per 1 KB document in each form, counted as glibc holds them
+// (support/heap_counter.h), so allocator overhead counts as it does in RSS.
 
-#if defined(__GLIBC__)
-constexpr bool kHaveHeapCount = true;
-int64_t HeapInUse() { return live_heap_bytes.load(std::memory_order_relaxed); }
-#else
-constexpr bool kHaveHeapCount = false;
-int64_t HeapInUse() { return 0; }
-#endif
+int64_t HeapInUse() { return support::LiveHeapBytes(); }
 
 void BM_Memory(benchmark::State& state) {
-  if (!kHaveHeapCount) {
-    state.SkipWithError("needs glibc's malloc_usable_size to count heap bytes");
-    return;
-  }
   const Corpus& corpus = GetCorpus(kSmall);
   const double n = static_cast<double>(corpus.values.size());
   double hot = 0;
@@ -440,26 +408,18 @@ void BM_Memory(benchmark::State& state) {
   SetInfo(state, "packed_heap_bytes", packed);
   SetInfo(state, "text_heap_bytes", text);
 }
-BENCHMARK(BM_Memory)->Iterations(3)->Unit(benchmark::kMillisecond);
+
+const bool kRegistered = AddRegistration([] {
+  using Body = void (*)(benchmark::State&);
+  const std::pair<const char*, Body> kForms[] = {
+      {"BM_Pack", BM_Pack}, {"BM_Unpack", BM_Unpack}, {"BM_ParseText", BM_ParseText}};
+  for (const auto& [name, fn] : kForms) {
+    AddCase(name, fn)->ArgName("kind")->Arg(kSmall)->Arg(kLarge)->Unit(benchmark::kMicrosecond);
+  }
+  AddCase("BM_CandidatePack", BM_CandidatePack)->Apply(CandidateArgsAll);
+  AddCase("BM_CandidateUnpack", BM_CandidateUnpack)->Apply(CandidateArgsAll);
+  AddCase("BM_Memory", BM_Memory)->Iterations(3)->Unit(benchmark::kMillisecond);
+});
 
 }  // namespace
 }  // namespace skiff::bench
-
-#if defined(__GLIBC__)
-// The replacements the heap count above relies on. The array and nothrow
-// forms forward to these by default.
-void* operator new(std::size_t size) {
-  void* p = std::malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  skiff::bench::live_heap_bytes.fetch_add(skiff::bench::ChunkBytes(p), std::memory_order_relaxed);
-  return p;
-}
-
-void operator delete(void* p) noexcept {
-  if (p == nullptr) return;
-  skiff::bench::live_heap_bytes.fetch_sub(skiff::bench::ChunkBytes(p), std::memory_order_relaxed);
-  std::free(p);
-}
-
-void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
-#endif

@@ -40,23 +40,12 @@ std::string Key(const char* prefix, uint64_t i) {
   return buf;
 }
 
-std::unique_ptr<support::TestStore> OpenOrSkip(benchmark::State& state, const std::string& kind) {
-  auto opened = support::TestStore::Open(kind);
-  if (opened.ok()) return std::move(*opened);
-  if (kind == "postgres" && opened.status().code() == StatusCode::kUnavailable) {
-    SkipUnavailable(state, opened.status().ToString());
-  } else {
-    state.SkipWithError(opened.status().ToString().c_str());
-  }
-  return nullptr;
-}
-
 void Fail(benchmark::State& state, const std::string& what, const Status& s) {
   state.SkipWithError((what + ": " + s.ToString()).c_str());
 }
 
 void BM_WriteOne(benchmark::State& state, const std::string& kind) {
-  auto fixture = OpenOrSkip(state, kind);
+  auto fixture = OpenTestStore(state, kind);
   if (!fixture) return;
   store::Store& store = fixture->store();
   const std::string value = MakeDocument(1, 1024);
@@ -82,7 +71,7 @@ void BM_WriteOne(benchmark::State& state, const std::string& kind) {
 // Times only Write(batch): building the next batch happens on the clock's
 // off time (manual time), so the rate is the store's, not the test's.
 void BM_WriteBatch100(benchmark::State& state, const std::string& kind) {
-  auto fixture = OpenOrSkip(state, kind);
+  auto fixture = OpenTestStore(state, kind);
   if (!fixture) return;
   store::Store& store = fixture->store();
   const std::string value = MakeDocument(2, 1024);
@@ -122,7 +111,7 @@ void BM_WriteBatch100(benchmark::State& state, const std::string& kind) {
 }
 
 void BM_PointRead(benchmark::State& state, const std::string& kind) {
-  auto fixture = OpenOrSkip(state, kind);
+  auto fixture = OpenTestStore(state, kind);
   if (!fixture) return;
   store::Store& store = fixture->store();
   constexpr uint64_t kDocs = 1000;
@@ -153,7 +142,7 @@ void BM_PointRead(benchmark::State& state, const std::string& kind) {
 }
 
 void BM_Scan10k(benchmark::State& state, const std::string& kind) {
-  auto fixture = OpenOrSkip(state, kind);
+  auto fixture = OpenTestStore(state, kind);
   if (!fixture) return;
   store::Store& store = fixture->store();
   constexpr uint64_t kRows = 10000;
@@ -185,16 +174,16 @@ void BM_Scan10k(benchmark::State& state, const std::string& kind) {
 
 const bool kRegistered = AddRegistration([] {
   for (const std::string& kind : SelectedStores()) {
-    benchmark::RegisterBenchmark(("BM_WriteOne/" + kind).c_str(), BM_WriteOne, kind)
+    AddCase("BM_WriteOne/" + kind, [kind](benchmark::State& s) { BM_WriteOne(s, kind); })
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("BM_WriteBatch100/" + kind).c_str(), BM_WriteBatch100, kind)
+    AddCase("BM_WriteBatch100/" + kind, [kind](benchmark::State& s) { BM_WriteBatch100(s, kind); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("BM_PointRead/" + kind).c_str(), BM_PointRead, kind)
+    AddCase("BM_PointRead/" + kind, [kind](benchmark::State& s) { BM_PointRead(s, kind); })
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("BM_Scan10k/" + kind).c_str(), BM_Scan10k, kind)
+    AddCase("BM_Scan10k/" + kind, [kind](benchmark::State& s) { BM_Scan10k(s, kind); })
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }

@@ -1,5 +1,5 @@
-// What the sync benchmark families share: a real server (in-process, on a
-// TestStore of the chosen kind) with sync users, and rows of about 200 bytes
+// What the sync benchmark families share: a real server (the suite's Stack,
+// in-process on a fresh store of the chosen kind) with sync users, and rows of about 200 bytes
 // of JSON whose content depends only on their index, so every run moves the
 // same bytes. Not thread-safe: set up from the benchmark's thread.
 #ifndef SKIFF_BENCH_SYNC_BENCH_COMMON_H_
@@ -15,12 +15,10 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
-#include "base/clock.h"
 #include "client/client.h"
-#include "server/server.h"
 #include "server/users.h"
 #include "support/bench_registry.h"
-#include "support/test_store.h"
+#include "support/stack.h"
 
 namespace skiff::bench {
 
@@ -46,49 +44,32 @@ inline std::string RowKey(uint64_t i) {
 // Heap bytes in use (glibc), for memory per row; info only.
 inline double HeapBytes() { return static_cast<double>(mallinfo2().uordblks); }
 
-// A server on a fresh store of `kind`, and users with sync groups.
+// The sync families' view of the suite's Stack (support/stack.h): an
+// in-process server on a fresh store of `kind`, and users in sync groups.
 class SyncStack {
  public:
   // nullptr after ending the case (skip for a missing PostgreSQL, error
   // otherwise).
   static std::unique_ptr<SyncStack> Open(benchmark::State& state, const std::string& kind) {
-    auto stack = std::unique_ptr<SyncStack>(new SyncStack());
-    auto opened = support::TestStore::Open(kind);
-    if (!opened.ok()) {
-      if (kind == "postgres" && opened.status().code() == StatusCode::kUnavailable) {
-        SkipUnavailable(state, opened.status().ToString());
-      } else {
-        state.SkipWithError(opened.status().ToString().c_str());
-      }
+    StackOptions options;
+    options.store = kind;
+    auto started = Stack::Start(options);
+    if (!started.ok()) {
+      SkipUnavailable(state, kind, started.status());
       return nullptr;
     }
-    stack->store_ = std::move(*opened);
-    server::ServerOptions options;
-    options.port = 0;
-    options.io_threads = 1;  // one loop beats two on 2 cores (PLATFORM.md)
-    auto server = server::Server::Start(options, stack->store(), stack->clock_);
-    if (!server.ok()) {
-      state.SkipWithError(("server: " + server.status().ToString()).c_str());
-      return nullptr;
-    }
-    stack->server_ = std::move(*server);
-    return stack;
+    return std::unique_ptr<SyncStack>(new SyncStack(std::move(*started)));
   }
 
-  ~SyncStack() {
-    if (server_) (void)server_->Stop();
-  }
-
-  store::Store& store() { return store_->store(); }
-  uint16_t port() const { return server_->port(); }
+  store::Store& store() { return *stack_->local_store(); }
+  uint16_t port() const { return stack_->port(); }
 
   // Creates `user` in `group` (the group is created on first use).
   Status AddUser(const std::string& user, const std::string& group) {
-    Result<std::string> secret = server::CreateUser(store(), user, server::Permissions());
+    Result<std::string> secret = stack_->CreateUser(user, server::Permissions());
     if (!secret.ok()) return secret.status();
     secrets_[user] = *secret;
-    (void)server::CreateGroup(store(), group);
-    return server::GrantGroup(store(), user, group);
+    return stack_->JoinGroup(user, group);
   }
   const std::string& secret(const std::string& user) { return secrets_[user]; }
 
@@ -102,10 +83,8 @@ class SyncStack {
   }
 
  private:
-  SyncStack() = default;
-  SystemClock clock_;
-  std::unique_ptr<support::TestStore> store_;
-  std::unique_ptr<server::Server> server_;
+  explicit SyncStack(std::unique_ptr<Stack> stack) : stack_(std::move(stack)) {}
+  std::unique_ptr<Stack> stack_;
   std::map<std::string, std::string> secrets_;
 };
 

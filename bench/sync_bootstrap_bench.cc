@@ -72,7 +72,7 @@ void BM_Bootstrap(benchmark::State& state, const std::string& kind) {
 
 const bool kRegistered = AddRegistration([] {
   for (const std::string& kind : SelectedStores()) {
-    benchmark::RegisterBenchmark(("BM_Bootstrap10k/" + kind).c_str(), BM_Bootstrap, kind)
+    AddCase("BM_Bootstrap10k/" + kind, [kind](benchmark::State& s) { BM_Bootstrap(s, kind); })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.5);

@@ -96,9 +96,10 @@ const bool kRegistered = AddRegistration([] {
   if (Options().profile != Profile::kQuick) sizes.push_back(100000);
   for (const char* kind : {"memory", "sqlite"}) {
     for (int64_t rows : sizes) {
-      benchmark::RegisterBenchmark(
-          ("BM_DeviceOpen/" + std::string(kind) + "/rows:" + std::to_string(rows)).c_str(),
-          BM_DeviceOpen, std::string(kind), static_cast<uint64_t>(rows))
+      AddCase("BM_DeviceOpen/storage:" + std::string(kind) + "/rows:" + std::to_string(rows),
+              [kind = std::string(kind), rows](benchmark::State& s) {
+                BM_DeviceOpen(s, kind, static_cast<uint64_t>(rows));
+              })
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     }

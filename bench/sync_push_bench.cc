@@ -95,9 +95,8 @@ void BM_PushThroughput(benchmark::State& state, const std::string& kind, int dev
 const bool kRegistered = AddRegistration([] {
   for (const std::string& kind : SelectedStores()) {
     for (int devices : {1, 16}) {
-      benchmark::RegisterBenchmark(
-          ("BM_PushThroughput/" + kind + "/devices:" + std::to_string(devices)).c_str(),
-          BM_PushThroughput, kind, devices)
+      AddCase("BM_PushThroughput/" + kind + "/devices:" + std::to_string(devices),
+              [kind, devices](benchmark::State& s) { BM_PushThroughput(s, kind, devices); })
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
     }

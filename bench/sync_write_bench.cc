@@ -130,13 +130,13 @@ void BM_Push(benchmark::State& state, const std::string& kind, bool first) {
 
 const bool kRegistered = AddRegistration([] {
   for (const std::string& kind : SelectedStores()) {
-    benchmark::RegisterBenchmark(("BM_ServerWrite/" + kind).c_str(), BM_ServerWrite, kind)
+    AddCase("BM_ServerWrite/" + kind, [kind](benchmark::State& s) { BM_ServerWrite(s, kind); })
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("BM_PushFirst/" + kind).c_str(), BM_Push, kind, true)
+    AddCase("BM_PushFirst/" + kind, [kind](benchmark::State& s) { BM_Push(s, kind, true); })
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("BM_PushOne/" + kind).c_str(), BM_Push, kind, false)
+    AddCase("BM_PushOne/" + kind, [kind](benchmark::State& s) { BM_Push(s, kind, false); })
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
   }

@@ -1,5 +1,7 @@
 #include "support/bench_options.h"
 
+#include "support/suite_options.h"
+
 namespace skiff::bench {
 
 double BenchOptions::BudgetScale() const {
@@ -14,12 +16,7 @@ double BenchOptions::BudgetScale() const {
   return 1.0;
 }
 
-BenchOptions& MutableOptionsForMain() {
-  static BenchOptions* options = new BenchOptions();  // read until exit
-  return *options;
-}
-
-const BenchOptions& Options() { return MutableOptionsForMain(); }
+const BenchOptions& Options() { return GetSuiteOptions().bench; }
 
 const char* ProfileName(Profile profile) {
   switch (profile) {

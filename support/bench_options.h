@@ -1,5 +1,5 @@
-// Options the suite's own main parses before Google Benchmark sees argv:
-// which stores to run and how long to run.
+// Which stores to run and how long to run: the rows of the suite's options
+// table (support/suite_options.h) every family reads.
 //
 // Written once by main before any benchmark runs, then only read: safe to read
 // from any benchmark thread.
@@ -23,7 +23,6 @@ struct BenchOptions {
 
 // The options of this process.
 const BenchOptions& Options();
-BenchOptions& MutableOptionsForMain();
 
 const char* ProfileName(Profile profile);
 

@@ -1,9 +1,8 @@
 #include "support/bench_registry.h"
 
-#include <cstdlib>
-
 #include "support/bench_options.h"
 #include "support/postgres.h"
+#include "support/suite_options.h"
 
 namespace skiff::bench {
 namespace {
@@ -24,6 +23,15 @@ void RunRegistrations() {
   for (const auto& registration : Registrations()) registration();
 }
 
+benchmark::internal::Benchmark* AddCase(const std::string& name,
+                                        std::function<void(benchmark::State&)> body) {
+  if (SkipRequested(name)) {
+    return benchmark::RegisterBenchmark(
+        name.c_str(), [](benchmark::State& state) { state.SkipWithError("skipped: --skip"); });
+  }
+  return benchmark::RegisterBenchmark(name.c_str(), std::move(body));
+}
+
 std::vector<std::string> SelectedStores() {
   std::vector<std::string> out;
   for (const char* kind : {"memory", "sqlite", "postgres"}) {
@@ -32,15 +40,23 @@ std::vector<std::string> SelectedStores() {
   return out;
 }
 
-void SkipUnavailable(benchmark::State& state, const std::string& reason) {
-  // Only a PostgreSQL nobody asked for may be missing quietly; one named in
-  // SKIFF_TEST_POSTGRES_URL, or any trouble under CI, is a failure.
-  const char* url = std::getenv("SKIFF_TEST_POSTGRES_URL");
-  if (support::InCi() || (url != nullptr && *url != '\0')) {
-    state.SkipWithError(("unavailable under CI: " + reason).c_str());
+void SkipUnavailable(benchmark::State& state, const std::string& kind, const Status& why) {
+  if (support::MaySkipMissingStore(kind, why)) {
+    state.SkipWithError(("skipped: " + why.ToString()).c_str());
+  } else if (kind == "postgres" && why.code() == StatusCode::kUnavailable) {
+    state.SkipWithError(
+        ("PostgreSQL unavailable under CI or SKIFF_TEST_POSTGRES_URL: " + why.ToString()).c_str());
   } else {
-    state.SkipWithError(("skipped: " + reason).c_str());
+    state.SkipWithError(("cannot open the " + kind + " store: " + why.ToString()).c_str());
   }
+}
+
+std::unique_ptr<support::TestStore> OpenTestStore(benchmark::State& state,
+                                                  const std::string& kind) {
+  auto opened = support::TestStore::Open(kind);
+  if (opened.ok()) return std::move(*opened);
+  SkipUnavailable(state, kind, opened.status());
+  return nullptr;
 }
 
 }  // namespace skiff::bench

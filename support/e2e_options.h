@@ -1,24 +1,7 @@
 // Options of the end-to-end families (bench/kv_bench.cc and friends): load
-// shape, budgets, target server. Flags are taken from the suite's main through
-// support/flag_hooks.h; environment variables give defaults.
-//
-//   --concurrency=N   connections in the pool (16)
-//   --pipeline=N      requests in flight per connection (32)
-//   --timeout=MS      per-request timeout (10000)
-//   --cap=MS          wall-time budget per scenario (25000 x profile scale)
-//   --durability=commit|memory   for servers this process starts (commit)
-//   --server=inprocess|child     start skiffd in this process or as a child
-//   --url=ws://HOST:PORT --user=NAME --secret=HEX  use a running server
-//                     (SKIFF_URL, SKIFF_USER, SKIFF_SECRET)
-//   --bun=PATH        also run the peer-compared scenarios against a
-//                     minimal Bun server (bench/peers/kv_peer.ts); env
-//                     SKIFF_BENCH_BUN
-//   SKIFF_BENCH_SKIP  comma-separated scenario names not to run
-// Each flag's default also comes from the environment (flags win):
-// SKIFF_BENCH_CONCURRENCY, SKIFF_BENCH_PIPELINE, SKIFF_BENCH_TIMEOUT_MS,
-// SKIFF_BENCH_CAP_MS, SKIFF_BENCH_DURABILITY, SKIFF_BENCH_SERVER.
-//   --test-drop-one-add-in=N  test only: the in-process server acknowledges
-//                     one add in N without applying it (proves the verdict)
+// shape, budgets, target server. They are rows of the suite's options table
+// (support/suite_options.h), which also gives each its environment variable
+// and help text; this is the end-to-end families' view of them.
 //
 // Written once while main parses flags, then only read: safe from any thread.
 #ifndef SKIFF_SUPPORT_E2E_OPTIONS_H_
@@ -27,28 +10,33 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <set>
 #include <string>
+#include <vector>
 
 namespace skiff::bench {
 
 struct E2eOptions {
-  size_t concurrency = 16;
-  size_t pipeline = 32;
-  std::chrono::milliseconds timeout{10000};
-  std::chrono::milliseconds cap{0};  // 0 = 25 s x the profile's scale
+  size_t concurrency = 16;  // connections of the pipelined and contended cases
+  size_t pipeline = 32;     // requests in flight per connection
+  uint64_t timeout_ms = 10000;
+  uint64_t cap_ms = 0;  // 0 = 25 s x the profile's scale
   std::string durability = "commit";
   std::string server = "inprocess";
   std::string url;
   std::string user;
   std::string secret;
   std::string bun;
-  std::set<std::string> skip;
-  uint32_t drop_one_add_in = 0;
+  // A skiffd binary to start instead of the one built with the suite, and
+  // flags added to a skiffd child's command line.
+  std::string skiffd;
+  std::vector<std::string> skiffd_args;
+  uint32_t drop_one_add_in = 0;  // test only
 
+  std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(timeout_ms); }
   // The per-scenario budget after the profile's scale.
   std::chrono::nanoseconds Cap() const;
-  bool Skipped(const std::string& scenario) const { return skip.count(scenario) > 0; }
+  // True when --skip names this scenario (support/suite_options.h).
+  bool Skipped(const std::string& scenario) const;
   bool Remote() const { return !url.empty(); }
 };
 

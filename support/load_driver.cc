@@ -15,7 +15,10 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "support/ws_frame.h"
+#include "support/frame_input.h"
+
+#include "ws/frame.h"
+#include "ws/handshake.h"
 
 namespace skiff::bench {
 namespace {
@@ -145,7 +148,7 @@ struct DriverConnection {
   const size_t index;  // in the driver's list
 
   asio::ip::tcp::socket socket;
-  FrameReader reader;
+  FrameInput reader;
   std::string out;      // frames waiting for the write in progress
   std::string writing;  // the frames of the write in progress
   bool write_busy = false;
@@ -262,21 +265,22 @@ class LoadDriver::Impl {
 
   Status Handshake(DriverConnection& conn) {
     asio::error_code ec;
-    std::string request = ClientHandshake(options_.host, options_.port);
+    const std::string key = ws::NewClientKey();
+    const std::string request = ws::ClientRequest(Where(), key);
     asio::write(conn.socket, asio::buffer(request), ec);
     if (ec) return Unavailable("handshake with " + Where() + ": " + ec.message());
     asio::streambuf response;
-    size_t n = asio::read_until(conn.socket, response, "\r\n\r\n", ec);
+    asio::read_until(conn.socket, response, "\r\n\r\n", ec);
     if (ec) return Unavailable("handshake with " + Where() + ": " + ec.message());
-    std::string head(asio::buffers_begin(response.data()),
-                     asio::buffers_begin(response.data()) + n);
-    if (head.rfind("HTTP/1.1 101", 0) != 0) {
-      return Unavailable("no WebSocket at " + Where() + ": " + head.substr(0, head.find('\r')));
+    const std::string received(asio::buffers_begin(response.data()),
+                               asio::buffers_end(response.data()));
+    size_t head = 0;
+    std::string why;
+    if (ws::ParseUpgradeResponse(received, key, &head, &why) != ws::ResponseResult::kAccepted) {
+      return Unavailable("no WebSocket at " + Where() + ": " + why);
     }
-    response.consume(n);
-    // Bytes after the header already belong to the frame stream.
-    std::string rest(asio::buffers_begin(response.data()), asio::buffers_end(response.data()));
-    conn.reader.Append(rest);
+    // Bytes after the head already belong to the frame stream.
+    conn.reader.Append(std::string_view(received).substr(head));
     return Status::Ok();
   }
 
@@ -307,7 +311,7 @@ class LoadDriver::Impl {
     payload_ += ',';
     payload_ += body_;
     payload_ += '}';
-    AppendMaskedTextFrame(conn.out, payload_, mask_state_);
+    ws::AppendMaskedFrame(conn.out, ws::Opcode::kText, payload_, mask_keys_.Next());
     ++issued_;
     ++in_flight_;
   }
@@ -339,7 +343,7 @@ class LoadDriver::Impl {
         }
         conn.out.clear();
       }
-      FrameReader::Span space = conn.reader.Space();
+      FrameInput::Span space = conn.reader.Space();
       const ssize_t n = ::recv(fd, space.data, space.size, 0);
       if (n > 0) {
         conn.reader.Commit(size_t(n));
@@ -372,7 +376,7 @@ class LoadDriver::Impl {
   void StartRead(DriverConnection& conn) {
     if (conn.read_busy || !conn.open) return;
     conn.read_busy = true;
-    FrameReader::Span space = conn.reader.Space();
+    FrameInput::Span space = conn.reader.Space();
     conn.socket.async_read_some(
         asio::buffer(space.data, space.size), [this, &conn](const asio::error_code& ec, size_t n) {
           conn.read_busy = false;
@@ -388,19 +392,21 @@ class LoadDriver::Impl {
   void OnBytes(DriverConnection& conn) {
     const int64_t now_ns = NowNs();
     const size_t c = conn.index;
-    for (;;) {
-      Frame frame;
-      FrameReader::Outcome got = conn.reader.Next(&frame);
-      if (got == FrameReader::kNeedMore) break;
-      if (got == FrameReader::kBad) return Lost(conn, "malformed frame from the server");
-      if (frame.opcode == kOpClose) return Lost(conn, "closed by the server");
-      if (frame.opcode == kOpPing) {
-        AppendMaskedFrame(conn.out, kOpPong, frame.payload, mask_state_);
-        continue;
+    bool closed = false;
+    const bool valid = conn.reader.Drain([&](const ws::Message& m) {
+      if (m.opcode == ws::Opcode::kClose) {
+        closed = true;
+        return false;
       }
-      if (frame.opcode != kOpText) continue;
-      OnReply(c, frame.payload, now_ns);
-    }
+      if (m.opcode == ws::Opcode::kPing) {
+        ws::AppendMaskedFrame(conn.out, ws::Opcode::kPong, m.payload, mask_keys_.Next());
+      } else if (m.opcode == ws::Opcode::kText) {
+        OnReply(c, m.payload, now_ns);
+      }
+      return conn.open;
+    });
+    if (!valid) return Lost(conn, "malformed frame from the server: " + conn.reader.error());
+    if (closed) return Lost(conn, "closed by the server");
     Flush(conn);
     MaybeFinish();
   }
@@ -506,7 +512,7 @@ class LoadDriver::Impl {
   asio::io_context io_{1};
   asio::steady_timer timer_;
   std::vector<std::unique_ptr<DriverConnection>> conns_;
-  MaskState mask_state_;
+  ws::MaskKeys mask_keys_;
   // The current run.
   Workload* workload_ = nullptr;
   RunLimits limits_;

@@ -3,14 +3,19 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <utility>
+
+#include "support/suite_options.h"
 
 namespace skiff::support {
 
 MemoryReport::MemoryReport(std::string path)
     : path_(path.empty() ? DefaultMemoryJsonPath() : std::move(path)),
-      json_(nlohmann::json::object()) {}
+      json_(nlohmann::json::object()) {
+  // The results page shows memory.json only beside the run that wrote it.
+  json_["run_id"] = bench::GetSuiteOptions().run_id;
+  json_["format"] = "skiff-memory/1";
+}
 
 Status MemoryReport::Set(const std::string& section, const std::string& name,
                          nlohmann::json value) {
@@ -37,21 +42,9 @@ std::string DefaultMemoryJsonPath() {
   if (const char* env = std::getenv("SKIFF_MEMORY_JSON"); env != nullptr && *env != '\0') {
     return env;
   }
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string flag = "--benchmark_out=";
-  size_t start = 0;
-  while (start < cmdline.size()) {
-    size_t end = cmdline.find('\0', start);
-    if (end == std::string::npos) end = cmdline.size();
-    const std::string arg = cmdline.substr(start, end - start);
-    if (arg.rfind(flag, 0) == 0) {
-      const std::filesystem::path out(arg.substr(flag.size()));
-      return (out.parent_path() / "memory.json").string();
-    }
-    start = end + 1;
-  }
-  return "memory.json";
+  const std::string& out = bench::GetSuiteOptions().json_out;
+  if (out.empty()) return "memory.json";
+  return (std::filesystem::path(out).parent_path() / "memory.json").string();
 }
 
 }  // namespace skiff::support

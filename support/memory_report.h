@@ -2,7 +2,9 @@
 // for the results page, next to the family's Google Benchmark JSON.
 //
 // Each case sets its own section; every Set() rewrites the whole file, so a
-// run cut short still leaves what it measured so far.
+// run cut short still leaves what it measured so far. The file names the run
+// (run_id, as the JSON context's skiff_run_id) so that a memory.json left
+// from another run is never shown as this one's.
 // Thread-safe: sections are guarded by a mutex.
 #ifndef SKIFF_SUPPORT_MEMORY_REPORT_H_
 #define SKIFF_SUPPORT_MEMORY_REPORT_H_
@@ -34,8 +36,7 @@ class MemoryReport {
 };
 
 // Where memory.json goes: $SKIFF_MEMORY_JSON when set; else the directory of
-// this process's --benchmark_out file (read from /proc/self/cmdline, since
-// the suite's main consumes the flag); else the current directory.
+// this process's --benchmark_out file; else the current directory.
 std::string DefaultMemoryJsonPath();
 
 }  // namespace skiff::support

@@ -26,6 +26,12 @@ Result<PostgresTarget> TestPostgres();
 // True when the environment says this is a CI run (CI=true or CI=1).
 bool InCi();
 
+// The one rule tests and benchmarks share for a store that could not be
+// opened: it may be skipped (loudly) only when it is PostgreSQL, it was
+// unavailable, this is not CI and nobody named a server in
+// SKIFF_TEST_POSTGRES_URL. Anything else is a failure.
+bool MaySkipMissingStore(const std::string& kind, const Status& why);
+
 }  // namespace skiff::support
 
 #endif  // SKIFF_SUPPORT_POSTGRES_H_

@@ -7,8 +7,8 @@
 
 #include "support/bench_options.h"
 #include "support/bench_registry.h"
-#include "support/child_process.h"
 #include "support/counters.h"
+#include "support/run_facts.h"
 
 namespace skiff::bench {
 namespace {
@@ -37,20 +37,17 @@ std::string ErrorBreakdown(const RunResult& run) {
   return out;
 }
 
-void AddContextOnce(const std::vector<std::string>& stores) {
-  static bool added = false;
-  if (added) return;
-  added = true;
+// What the JSON context says about the end-to-end cases that ran.
+void RecordTarget(const Stack& stack) {
   const E2eOptions& o = GetE2eOptions();
-  benchmark::AddCustomContext("skiff_e2e_target", o.Remote() ? o.url : o.server);
-  benchmark::AddCustomContext("skiff_durability", o.Remote() ? "as the server runs" : o.durability);
-  benchmark::AddCustomContext("skiff_e2e_load", std::to_string(o.concurrency) + "x" +
-                                                    std::to_string(o.pipeline) + " timeout " +
-                                                    std::to_string(o.timeout.count()) + "ms");
-  if (!o.Remote() && std::find(stores.begin(), stores.end(), "postgres") != stores.end()) {
-    const std::string version = TestPostgresVersion();
-    benchmark::AddCustomContext("skiff_postgres_version", version.empty() ? "none" : version);
-  }
+  const StackOptions& so = stack.options();
+  support::RecordFact("skiff_e2e_target", o.Remote()        ? o.url
+                                          : !so.bun.empty() ? std::string("bun-peer")
+                                                            : so.server);
+  support::RecordFact("skiff_durability", stack.durability());
+  support::RecordFact("skiff_e2e_load", std::to_string(o.concurrency) + "x" +
+                                            std::to_string(o.pipeline) + " timeout " +
+                                            std::to_string(o.timeout_ms) + "ms");
 }
 
 void Report(benchmark::State& state, const std::string& name, ScenarioContext& ctx) {
@@ -67,6 +64,7 @@ void Report(benchmark::State& state, const std::string& name, ScenarioContext& c
                      double(run->errors[k]));
   }
   SetInfo(state, "ops_per_s", run->wall_seconds > 0 ? double(run->ops) / run->wall_seconds : 0);
+  SetInfo(state, "wall_s", run->wall_seconds);
   run->latency.Report(state);
   SetInfo(state, "capped", run->capped ? 1 : 0);
   if (run->wall_seconds > 0) {
@@ -75,7 +73,6 @@ void Report(benchmark::State& state, const std::string& name, ScenarioContext& c
       SetInfo(state, "server_cpu_pct", 100 * ctx.server_cpu_seconds() / run->wall_seconds);
     }
   }
-  state.SetItemsProcessed(static_cast<int64_t>(run->ops));
   std::fprintf(stderr, "result: %s", ResultLine(name, *run).c_str());
   if (run->wall_seconds > 0) {
     std::fprintf(stderr, "  [cpu client %.0f%%", 100 * run->client_cpu_seconds / run->wall_seconds);
@@ -97,21 +94,23 @@ void RunCase(benchmark::State& state, const ScenarioSpec& spec, const std::strin
   std::fprintf(stderr, "start:  %s\n", full_name.c_str());
   auto stack = Stack::Start(stack_options);
   if (!stack.ok()) {
-    if (stack_options.store == "postgres" && stack.status().code() == StatusCode::kUnavailable) {
-      SkipUnavailable(state, stack.status().ToString());
-    } else {
-      state.SkipWithError(("stack: " + stack.status().ToString()).c_str());
-    }
+    SkipUnavailable(state, stack_options.store, stack.status());
     std::fprintf(stderr, "end:    %s (no stack: %s)\n", full_name.c_str(),
                  stack.status().ToString().c_str());
     return;
   }
   ScenarioContext ctx(state, **stack);
+  RecordTarget(**stack);
   state.SetLabel((*stack)->store_kind() + " " + (*stack)->durability() + ", " + (*stack)->where());
   for (auto _ : state) {
     spec.body(ctx);
+    // The time of the case is the time per operation: a scenario cut short
+    // by --cap has the cap as its wall time whatever its speed, so the wall
+    // time (counter wall_s) would hide a slowdown from any comparer.
     const RunResult* run = ctx.measured();
-    state.SetIterationTime(run != nullptr && run->wall_seconds > 0 ? run->wall_seconds : 1e-9);
+    state.SetIterationTime(run != nullptr && run->wall_seconds > 0 && run->ops > 0
+                               ? run->wall_seconds / double(run->ops)
+                               : 1e-9);
   }
   Report(state, full_name, ctx);
   // The server's final flush is part of the run: a store error there fails it.
@@ -126,7 +125,7 @@ void RunCase(benchmark::State& state, const ScenarioSpec& spec, const std::strin
 }  // namespace
 
 std::unique_ptr<LoadDriver> ScenarioContext::Pool(size_t connections, size_t pipeline, bool login) {
-  auto driver = stack_.Connect(connections, pipeline, options().timeout, login);
+  auto driver = stack_.Connect(connections, pipeline, options().timeout(), login);
   if (!driver.ok()) {
     Fail("pool " + std::to_string(connections) + "x" + std::to_string(pipeline) + ": " +
          driver.status().ToString());
@@ -220,10 +219,6 @@ std::string ResultLine(const std::string& name, const RunResult& run) {
 
 void RegisterScenario(ScenarioSpec spec) {
   const E2eOptions& o = GetE2eOptions();
-  if (o.Skipped(spec.name)) {
-    std::fprintf(stderr, "skip:   %s (SKIFF_BENCH_SKIP)\n", spec.name.c_str());
-    return;
-  }
   if (spec.full_only && Options().profile != Profile::kFull) return;
   auto shared = std::make_shared<ScenarioSpec>(std::move(spec));
   std::vector<std::pair<std::string, StackOptions>> targets;
@@ -248,15 +243,12 @@ void RegisterScenario(ScenarioSpec spec) {
     so.bun = o.bun;
     targets.emplace_back(shared->name + "/bun-peer", so);
   }
-  AddContextOnce(SelectedStores());
   for (auto& [name, so] : targets) {
-    benchmark::RegisterBenchmark(name.c_str(),
-                                 [shared, name = name, so = so](benchmark::State& state) {
-                                   RunCase(state, *shared, name, so);
-                                 })
+    AddCase(name, [shared, name = name,
+                   so = so](benchmark::State& state) { RunCase(state, *shared, name, so); })
         ->Iterations(1)
         ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
+        ->Unit(benchmark::kMicrosecond);
   }
 }
 

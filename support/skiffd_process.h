@@ -1,7 +1,7 @@
-// SkiffdProcess: a real skiffd started as a child process, so that what a
-// benchmark samples (its resident set, its CPU) is the server's alone, not
-// the load generator's, and so that 10,000 connections fit in two processes'
-// descriptor limits.
+// SkiffdProcess: a real skiffd started as a child process (support/
+// process.h), so that what a benchmark samples (its resident set, its CPU)
+// is the server's alone, not the load generator's, and so that 10,000
+// connections fit in two processes' descriptor limits.
 //
 // Start() spawns the binary with the given flags (plus `--port 0` unless
 // they name a port), reads the "skiffd listening on ADDR:PORT" line it
@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "base/status.h"
+#include "support/process.h"
 
 namespace skiff::support {
 
@@ -43,12 +44,13 @@ class SkiffdProcess {
   // SIGKILL, as a crash would, and reap the child. A no-op when none runs.
   void Kill();
 
-  bool running() const { return pid_ > 0; }
-  pid_t pid() const { return pid_; }
+  bool running() const { return process_.running(); }
+  pid_t pid() const { return process_.pid(); }
   uint16_t port() const { return port_; }
+  double CpuSeconds() const { return process_.CpuSeconds(); }
 
  private:
-  pid_t pid_ = -1;
+  Process process_;
   uint16_t port_ = 0;
 };
 
@@ -56,10 +58,6 @@ class SkiffdProcess {
 // it could not start or did not exit normally) and, when `first_line` is
 // given, the first line it printed on stdout, without the newline.
 int RunCommand(const std::vector<std::string>& argv, std::string* first_line = nullptr);
-
-// Resident set of process `pid` in bytes, from /proc/PID/status (VmRSS);
-// -1 when it cannot be read (the process is gone).
-int64_t ResidentBytes(pid_t pid);
 
 }  // namespace skiff::support
 

@@ -2,15 +2,13 @@
 
 #include <random>
 
-#include <pqxx/pqxx>
 #include <sys/resource.h>
 
 #include "base/clock.h"
 #include "server/server.h"
 #include "server/users.h"
-#include "support/child_process.h"
 #include "support/e2e_options.h"
-#include "support/postgres.h"
+#include "support/process.h"
 #include "support/test_store.h"
 
 namespace skiff::bench {
@@ -65,15 +63,18 @@ class Stack::Impl {
     store_kind_ = options_.store;
     durability_ = options_.durability;
     if (options_.server == "child") return StartChild();
+    if (options_.server != "inprocess")
+      return BadRequest("unknown server '" + options_.server + "'");
     server::ServerOptions so;
     so.address = host_;
     so.port = 0;
     so.io_threads = options_.io_threads;
     so.durability = *durability;
-    so.drop_one_add_in = options_.drop_one_add_in;
     auto started = server::Server::Start(so, store_->store(), clock_);
     if (!started.ok()) return started.status();
     server_ = std::move(*started);
+    // The test seam the verdict test uses; never set in a measured run.
+    if (options_.drop_one_add_in > 0) server_->LoseOneAddInForTesting(options_.drop_one_add_in);
     port_ = server_->port();
     where_ = "in-process";
     return Status::Ok();
@@ -100,12 +101,40 @@ class Stack::Impl {
 
   std::optional<double> ServerCpuSeconds() const {
     if (child_) return child_->CpuSeconds();
-    if (server_) return ProcessCpuSeconds();
+    if (server_) return support::ProcessCpuSeconds();
     return std::nullopt;
   }
 
+  // The store users are written to: the server's own when it runs here, a
+  // short-lived second connection when a child owns it.
+  template <typename Fn>
+  auto WithStore(Fn fn) -> decltype(fn(std::declval<store::Store&>())) {
+    if (!store_) return BadRequest("an attached or peer server's users are not ours to change");
+    if (store_->is_open()) return fn(store_->store());
+    auto opened = store::OpenStore(store_->url());
+    if (!opened.ok()) return opened.status();
+    return fn(**opened);
+  }
+
+  Status Restart() {
+    if (!child_) return BadRequest("only a child server can be restarted");
+    Result<int> stopped = child_->Stop(std::chrono::seconds(60));
+    if (!stopped.ok()) return stopped.status();
+    if (*stopped != 0) return Internal("skiffd exited with status " + std::to_string(*stopped));
+    return StartChild();
+  }
+
   Status Stop() {
-    child_.reset();
+    if (child_) {
+      Result<int> stopped = child_->Stop(std::chrono::seconds(60));
+      child_.reset();
+      // The peer keeps nothing, so how it ends says nothing about the run;
+      // skiffd's exit status is its final flush.
+      if (store_kind_ == "bun-peer") return Status::Ok();
+      if (!stopped.ok()) return stopped.status();
+      if (*stopped != 0) return Internal("skiffd exited with status " + std::to_string(*stopped));
+      return Status::Ok();
+    }
     if (!server_) return Status::Ok();
     Status s = server_->Stop();
     server_.reset();
@@ -116,7 +145,7 @@ class Stack::Impl {
   SystemClock clock_;
   std::unique_ptr<support::TestStore> store_;
   std::unique_ptr<server::Server> server_;
-  std::unique_ptr<ChildProcess> child_;
+  std::unique_ptr<support::Process> child_;
   std::string host_;
   uint16_t port_ = 0;
   std::string user_;
@@ -128,6 +157,22 @@ class Stack::Impl {
   uint32_t tables_ = 0;
 
  private:
+  // Starts `argv` and reads the line that says where it listens.
+  Status StartListening(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                        const char* what) {
+    auto child = std::make_unique<support::Process>();
+    SKIFF_RETURN_IF_ERROR(child->Start(argv, env));
+    Result<std::string> line = child->ReadLine(std::chrono::seconds(30));
+    child->CloseOutput();
+    port_ = line.ok() ? support::PortOfListeningLine(*line) : 0;
+    if (port_ == 0) {
+      return Unavailable(std::string(what) + " did not start: " +
+                         (line.ok() ? "it said '" + *line + "'" : line.status().ToString()));
+    }
+    child_ = std::move(child);
+    return Status::Ok();
+  }
+
   Status StartChild() {
 #ifndef SKIFF_SKIFFD_PATH
     return BadRequest("this build has no skiffd to start as a child");
@@ -136,16 +181,15 @@ class Stack::Impl {
       return BadRequest("--server=child needs a store the child can open (sqlite, postgres)");
     }
     if (options_.drop_one_add_in > 0) return BadRequest("drop_one_add_in is in-process only");
-    const std::string url = store_->url();
     store_->Close();  // the child opens it; the TestStore still owns its files
-    auto child = ChildProcess::Start({SKIFF_SKIFFD_PATH, "--store=" + url, "--address=" + host_,
-                                      "--port=0", "--durability=" + options_.durability,
-                                      "--io-threads=" + std::to_string(options_.io_threads)},
-                                     {});
-    if (!child.ok()) return child.status();
-    child_ = std::move(*child);
-    port_ = child_->PortFromFirstLine();
-    if (port_ == 0) return Unavailable("skiffd said '" + child_->first_line() + "'");
+    std::vector<std::string> argv = {SKIFF_SKIFFD_PATH,
+                                     "--store=" + store_->url(),
+                                     "--address=" + host_,
+                                     "--port=0",
+                                     "--durability=" + options_.durability,
+                                     "--io-threads=" + std::to_string(options_.io_threads)};
+    argv.insert(argv.end(), options_.child_flags.begin(), options_.child_flags.end());
+    SKIFF_RETURN_IF_ERROR(StartListening(argv, {}, "skiffd"));
     where_ = "child pid " + std::to_string(child_->pid());
     return Status::Ok();
 #endif
@@ -157,14 +201,10 @@ class Stack::Impl {
 #else
     char secret[40];
     snprintf(secret, sizeof secret, "%08x%08x", std::random_device()(), std::random_device()());
-    auto child = ChildProcess::Start(
-        {options_.bun, "run", std::string(SKIFF_SOURCE_DIR) + "/bench/peers/kv_peer.ts"},
-        {"PORT=0", std::string("SKIFF_PEER_SECRET=") + secret});
-    if (!child.ok()) return child.status();
-    child_ = std::move(*child);
     host_ = "127.0.0.1";
-    port_ = child_->PortFromFirstLine();
-    if (port_ == 0) return Unavailable("the Bun peer said '" + child_->first_line() + "'");
+    SKIFF_RETURN_IF_ERROR(StartListening(
+        {options_.bun, "run", std::string(SKIFF_SOURCE_DIR) + "/bench/peers/kv_peer.ts"},
+        {"PORT=0", std::string("SKIFF_PEER_SECRET=") + secret}, "the Bun peer"));
     user_ = kUser;
     secret_ = secret;
     store_kind_ = "bun-peer";
@@ -210,6 +250,27 @@ Result<std::unique_ptr<LoadDriver>> Stack::Connect(size_t connections, size_t pi
 }
 
 DriverOptions Stack::Target() const { return impl_->Target(); }
+uint16_t Stack::port() const { return impl_->port_; }
+const std::string& Stack::user() const { return impl_->user_; }
+const std::string& Stack::secret() const { return impl_->secret_; }
+
+store::Store* Stack::local_store() {
+  return impl_->server_ && impl_->store_ && impl_->store_->is_open() ? &impl_->store_->store()
+                                                                     : nullptr;
+}
+
+Result<std::string> Stack::CreateUser(const std::string& name,
+                                      const server::Permissions& permissions) {
+  return impl_->WithStore(
+      [&](store::Store& s) { return server::CreateUser(s, name, permissions); });
+}
+
+Status Stack::JoinGroup(const std::string& user, const std::string& group) {
+  return impl_->WithStore([&](store::Store& s) -> Status {
+    (void)server::CreateGroup(s, group);  // an existing group is fine
+    return server::GrantGroup(s, user, group);
+  });
+}
 
 std::string Stack::FreshTable(const std::string& stem) {
   char suffix[32];
@@ -219,22 +280,12 @@ std::string Stack::FreshTable(const std::string& stem) {
 
 std::optional<double> Stack::ServerCpuSeconds() const { return impl_->ServerCpuSeconds(); }
 bool Stack::in_process() const { return impl_->server_ != nullptr; }
+pid_t Stack::pid() const { return impl_->child_ ? impl_->child_->pid() : -1; }
+Status Stack::Restart() { return impl_->Restart(); }
 Status Stack::Stop() { return impl_->Stop(); }
 const StackOptions& Stack::options() const { return impl_->options_; }
 std::string Stack::store_kind() const { return impl_->store_kind_; }
 std::string Stack::durability() const { return impl_->durability_; }
 std::string Stack::where() const { return impl_->where_; }
-
-std::string TestPostgresVersion() {
-  Result<support::PostgresTarget> pg = support::TestPostgres();
-  if (!pg.ok()) return "";
-  try {
-    pqxx::connection conn(pg->url);
-    pqxx::nontransaction tx(conn);
-    return tx.exec1("SHOW server_version")[0].as<std::string>();
-  } catch (const std::exception&) {
-    return "";
-  }
-}
 
 }  // namespace skiff::bench

@@ -1,19 +1,22 @@
-// Stack: the server an end-to-end benchmark talks to, and its pools.
+// Stack: the server a benchmark talks to, the suite's one way to stand one
+// up.
 //
-// Three ways to have one:
+// Four ways to have one:
 //   - in-process (default): a Server on an ephemeral 127.0.0.1 port over a
-//     fresh TestStore (memory, a SQLite file, or a PostgreSQL schema), with a
-//     user created for the run;
-//   - child: skiffd started as a separate process on the same kind of fresh
-//     store (sqlite or postgres; cases with thousands of connections need the
-//     descriptors of two processes);
+//     fresh TestStore (memory, a SQLite file, or a PostgreSQL schema);
+//   - child: skiffd started as a separate process (support/process.h) on the
+//     same kind of fresh store (sqlite or postgres), for cases whose memory
+//     must be the server's alone or whose thousands of connections need the
+//     descriptors of two processes;
 //   - peer: the minimal Bun server of bench/peers/, for side-by-side runs;
 //   - attached: a running server named by a ws:// url, with a given user and
 //     secret (operators pointing the suite at a release server).
-// Tables are named per run (FreshTable), so runs against one long-lived
-// server never see each other's rows.
+// A user "bench" with read and write on every table is created for the run
+// (attached: the given one). Tables are named per run (FreshTable), so runs
+// against one long-lived server never see each other's rows.
 //
-// Not thread-safe: owned by the benchmark thread that started it.
+// Not thread-safe: owned by the benchmark thread that started it; pid() may
+// be read by a sampler thread.
 #ifndef SKIFF_SUPPORT_STACK_H_
 #define SKIFF_SUPPORT_STACK_H_
 
@@ -22,8 +25,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <sys/types.h>
 
 #include "base/status.h"
+#include "server/permissions.h"
+#include "store/store.h"
 #include "support/load_driver.h"
 
 namespace skiff::bench {
@@ -42,6 +50,8 @@ struct StackOptions {
   // I/O threads of a server started here. One, because on this 2-core
   // machine the load driver needs the other core (see docs/benchmarks.md).
   size_t io_threads = 1;
+  // More skiffd flags for a child (--pack-after-s 2 ...).
+  std::vector<std::string> child_flags;
   uint32_t drop_one_add_in = 0;  // test only; in-process servers only
 };
 
@@ -54,11 +64,25 @@ class Stack {
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
 
-  // A pool of `connections` x `pipeline`, logged in unless `login` is false.
+  // A pool of `connections` x `pipeline`, logged in as the bench user
+  // unless `login` is false.
   Result<std::unique_ptr<LoadDriver>> Connect(size_t connections, size_t pipeline,
                                               std::chrono::milliseconds timeout,
                                               bool login = true) const;
   DriverOptions Target() const;
+  uint16_t port() const;
+  const std::string& user() const;
+  const std::string& secret() const;
+
+  // The store of a server running in this process (its counters count what
+  // the server sent); nullptr for a child, a peer or an attached server.
+  store::Store* local_store();
+
+  // Creates another user on the server's store and returns its secret
+  // (in-process and child servers only).
+  Result<std::string> CreateUser(const std::string& name, const server::Permissions& permissions);
+  // Creates `group` when it is new and puts `user` in it.
+  Status JoinGroup(const std::string& user, const std::string& group);
 
   // "e2e_<stem>_<nonce>_<n>": the nonce is random per stack, n counts.
   std::string FreshTable(const std::string& stem);
@@ -68,7 +92,12 @@ class Stack {
   // thread); nullopt for an attached server.
   std::optional<double> ServerCpuSeconds() const;
   bool in_process() const;
+  // The child's (or peer's) pid; -1 otherwise.
+  pid_t pid() const;
 
+  // Stops a child gracefully (SIGTERM: it commits what it applied) and
+  // starts it again on the same store and flags; the port may change.
+  Status Restart();
   // Stops a server started here; returns the final flush's error.
   Status Stop();
 
@@ -83,9 +112,6 @@ class Stack {
   explicit Stack(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// The server version of the test PostgreSQL ("15.18"); empty when none.
-std::string TestPostgresVersion();
 
 }  // namespace skiff::bench
 

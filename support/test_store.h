@@ -32,6 +32,7 @@ class TestStore {
   const std::string& pg_admin_url() const { return pg_admin_url_; }
   // Closes the store (a restart test reopens it with store::OpenStore(url())).
   void Close() { store_.reset(); }
+  bool is_open() const { return store_ != nullptr; }
 
  private:
   TestStore() = default;

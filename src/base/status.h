@@ -27,8 +27,13 @@ enum class StatusCode {
   kTypeMismatch,  // e.g. add through a non-object or onto a non-number
   kTooLarge,      // a size or depth limit was exceeded
   kOverloaded,    // too much work in flight; retry later
-  kUnavailable,   // a dependency (disk, PostgreSQL) failed; retry may help
+  kUnavailable,   // a dependency (disk, PostgreSQL) failed; nothing was changed
   kInternal,      // a bug or corrupted data
+  // A commit was sent but its outcome could not be learned (the connection
+  // was lost at COMMIT and the check afterwards failed too): the change may
+  // or may not have been applied. Only a retry that is safe to repeat
+  // (set, delete, merge, a push) should be retried blindly.
+  kOutcomeUnknown,
 };
 
 // The wire name of a code ("bad_request", ...).
@@ -67,6 +72,7 @@ inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status Forbidden(std::string m) { return {StatusCode::kForbidden, std::move(m)}; }
 inline Status Unauthorized(std::string m) { return {StatusCode::kUnauthorized, std::move(m)}; }
+inline Status OutcomeUnknown(std::string m) { return {StatusCode::kOutcomeUnknown, std::move(m)}; }
 
 // Either a T or a non-OK Status.
 template <typename T>

@@ -12,7 +12,7 @@
 
 namespace skiff::cmd {
 
-Status ApplyConfigFile(const std::string& path, server::ServerOptions& options) {
+Status ApplyConfigFile(const std::string& path, SkiffdOptions& options) {
 #ifdef SKIFF_HAVE_TOMLPLUSPLUS
   std::ifstream in(path);
   if (!in) return Unavailable("cannot read config file '" + path + "'");

@@ -14,8 +14,8 @@ struct Setting {
   const char* env;    // SKIFF_...
   const char* value;  // placeholder in --help
   const char* help;
-  std::function<std::string(const ServerOptions&)> show;
-  std::function<Status(ServerOptions&, std::string_view)> apply;
+  std::function<std::string(const SkiffdOptions&)> show;
+  std::function<Status(SkiffdOptions&, std::string_view)> apply;
 };
 
 // 'text' for messages. Built by appending: g++ 12 at -O2 warns falsely
@@ -103,7 +103,9 @@ const std::vector<Setting>& Settings() {
          o.durability = *d;
          return Status::Ok();
        }},
-      {"io-threads", "SKIFF_IO_THREADS", "N", "Threads serving connections; 0 = one per core",
+      {"io-threads", "SKIFF_IO_THREADS", "N",
+       "Threads serving connections, an event loop each; 0 = one on two cores, else one per "
+       "two cores",
        SizeShow(&ServerOptions::io_threads), SizeSetter(&ServerOptions::io_threads, 0)},
       {"flush-interval-ms", "SKIFF_FLUSH_INTERVAL_MS", "MS",
        "Memory durability: longest time a write stays only in memory",
@@ -113,8 +115,54 @@ const std::vector<Setting>& Settings() {
        "Largest request frame; a larger one gets too_large and the connection is closed",
        SizeShow(&ServerOptions::max_frame_bytes), SizeSetter(&ServerOptions::max_frame_bytes, 64)},
       {"max-in-flight", "SKIFF_MAX_IN_FLIGHT", "N",
-       "Writes one connection may have waiting for their commit; more get overloaded",
+       "Requests one connection may have waiting for their commit; at the limit the "
+       "connection is not read until replies go out",
        SizeShow(&ServerOptions::max_in_flight), SizeSetter(&ServerOptions::max_in_flight, 1)},
+      {"max-output-bytes", "SKIFF_MAX_OUTPUT_BYTES", "N",
+       "Replies waiting to be sent on one connection; above it the connection is not read "
+       "until they drain",
+       SizeShow(&ServerOptions::max_output_bytes),
+       SizeSetter(&ServerOptions::max_output_bytes, 4096)},
+      {"max-buffered-bytes", "SKIFF_MAX_BUFFERED_BYTES", "N",
+       "Buffered input and output of all connections together; above it connections "
+       "holding buffers are not read until they drain",
+       SizeShow(&ServerOptions::max_buffered_bytes),
+       SizeSetter(&ServerOptions::max_buffered_bytes, 1 << 20)},
+      {"max-connections", "SKIFF_MAX_CONNECTIONS", "N",
+       "Connections open at once; more get HTTP 503 (0 = what the descriptor limit allows)",
+       SizeShow(&ServerOptions::max_connections), SizeSetter(&ServerOptions::max_connections, 0)},
+      {"max-connections-per-address", "SKIFF_MAX_CONNECTIONS_PER_ADDRESS", "N",
+       "Connections open at once from one client address (0 = no limit of its own)",
+       SizeShow(&ServerOptions::max_connections_per_address),
+       SizeSetter(&ServerOptions::max_connections_per_address, 0)},
+      {"handshake-timeout-ms", "SKIFF_HANDSHAKE_TIMEOUT_MS", "MS",
+       "An opening handshake must complete within this time",
+       DurationShow<milliseconds>(&ServerOptions::handshake_timeout),
+       DurationSetter<milliseconds>(&ServerOptions::handshake_timeout)},
+      {"frame-timeout-s", "SKIFF_FRAME_TIMEOUT_S", "S",
+       "A frame must complete this long after its first byte arrived",
+       DurationShow<seconds>(&ServerOptions::frame_timeout),
+       DurationSetter<seconds>(&ServerOptions::frame_timeout)},
+      {"send-timeout-s", "SKIFF_SEND_TIMEOUT_S", "S",
+       "Close a connection whose replies make no progress for this long (its client does "
+       "not read)",
+       DurationShow<seconds>(&ServerOptions::send_timeout),
+       DurationSetter<seconds>(&ServerOptions::send_timeout)},
+      {"max-unflushed-bytes", "SKIFF_MAX_UNFLUSHED_BYTES", "N",
+       "Memory durability: acknowledged bytes not yet in the store before new writes get "
+       "unavailable",
+       SizeShow(&ServerOptions::max_unflushed_bytes),
+       SizeSetter(&ServerOptions::max_unflushed_bytes, 4096)},
+      {"max-unflushed-age-ms", "SKIFF_MAX_UNFLUSHED_AGE_MS", "MS",
+       "Memory durability: oldest acknowledged write not yet in the store before new writes "
+       "get unavailable",
+       DurationShow<milliseconds>(&ServerOptions::max_unflushed_age),
+       DurationSetter<milliseconds>(&ServerOptions::max_unflushed_age)},
+      {"stop-grace-s", "SKIFF_STOP_GRACE_S", "S",
+       "At a graceful stop, how long a failing store is retried before unwritten writes are "
+       "given up (and named)",
+       DurationShow<seconds>(&ServerOptions::stop_grace),
+       DurationSetter<seconds>(&ServerOptions::stop_grace)},
       {"max-depth", "SKIFF_MAX_DEPTH", "N", "Deepest nesting of a request's JSON",
        SizeShow(&ServerOptions::max_depth), SizeSetter(&ServerOptions::max_depth, 2)},
       {"idle-timeout-s", "SKIFF_IDLE_TIMEOUT_S", "S",
@@ -125,6 +173,18 @@ const std::vector<Setting>& Settings() {
        "Memory tiers: idle time before a document is packed (0 = never)",
        DurationShow<seconds>(&ServerOptions::pack_after),
        DurationSetter<seconds>(&ServerOptions::pack_after)},
+      {"store-wait-s", "SKIFF_STORE_WAIT_S", "S",
+       "PostgreSQL store: at start, keep trying this long to reach a server that does not "
+       "answer yet, saying so on stderr (0 = exit at once)",
+       [](const SkiffdOptions& o) {
+         return std::to_string(std::chrono::duration_cast<seconds>(o.store_wait).count());
+       },
+       [](SkiffdOptions& o, std::string_view v) {
+         int64_t n = 0;
+         SKIFF_RETURN_IF_ERROR(ParseNumber<int64_t>(v, 0, 86400, &n));
+         o.store_wait = seconds(n);
+         return Status::Ok();
+       }},
       {"evict-after-s", "SKIFF_EVICT_AFTER_S", "S",
        "Memory tiers: idle time before a document is evicted from memory (0 = never)",
        DurationShow<seconds>(&ServerOptions::evict_after),
@@ -133,7 +193,7 @@ const std::vector<Setting>& Settings() {
   return settings;
 }
 
-Status Apply(const Setting& s, std::string_view value, ServerOptions& options,
+Status Apply(const Setting& s, std::string_view value, SkiffdOptions& options,
              const std::string& origin) {
   Status st = s.apply(options, value);
   if (!st.ok()) return BadRequest(origin + ": " + st.message());
@@ -142,7 +202,7 @@ Status Apply(const Setting& s, std::string_view value, ServerOptions& options,
 
 }  // namespace
 
-Status ApplyEnvironment(const std::vector<std::string>& environment, ServerOptions& options) {
+Status ApplyEnvironment(const std::vector<std::string>& environment, SkiffdOptions& options) {
   for (const Setting& s : Settings()) {
     std::string prefix = std::string(s.env) + "=";
     for (const std::string& entry : environment) {
@@ -155,14 +215,14 @@ Status ApplyEnvironment(const std::vector<std::string>& environment, ServerOptio
 }
 
 Status ApplySetting(std::string_view name, std::string_view value, const std::string& origin,
-                    ServerOptions& options) {
+                    SkiffdOptions& options) {
   for (const Setting& s : Settings()) {
     if (name == s.flag) return Apply(s, value, options, origin);
   }
   return BadRequest(origin + ": unknown setting '" + std::string(name) + "'");
 }
 
-Result<Invocation> ApplyFlags(const std::vector<std::string>& args, ServerOptions& options) {
+Result<Invocation> ApplyFlags(const std::vector<std::string>& args, SkiffdOptions& options) {
   Invocation inv;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -202,7 +262,7 @@ Result<Invocation> ApplyFlags(const std::vector<std::string>& args, ServerOption
 }
 
 std::string HelpText(std::string_view program) {
-  ServerOptions defaults;
+  SkiffdOptions defaults;
   std::string out = "Usage: " + std::string(program) + " [--flag value]...\n\n" +
                     "Serves the Skiff v1 protocol (JSON over WebSocket). Every flag can also be\n"
                     "set by the environment variable shown or in the --config file; a flag wins\n"

@@ -1,13 +1,17 @@
 // skiff: administration of a Skiff store (users, their permissions and their
 // sync groups).
-// It opens the store directly, so run it where the store is reachable; a
-// SQLite file can be changed while skiffd runs (WAL), and the server reads
-// users at each login.
+// It opens the store directly, so run it where the store is reachable. It
+// works while skiffd runs on the same store: it opens without the instance
+// lock that keeps a second skiffd out (store::OpenOptions::exclusive), which
+// is safe because it writes only the $users and $groups tables, which the
+// server never writes and reads from the store at each login.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "cmd/call.h"
 #include "server/permissions.h"
 #include "server/users.h"
 #include "store/store.h"
@@ -31,14 +35,27 @@ constexpr const char* kUsage =
     "  user delete NAME\n"
     "      Removes a user; connections already logged in keep their session.\n";
 
+void PrintUsage(FILE* out) {
+  std::fputs(kUsage, out);
+  std::fputs(skiff::cmd::kCallUsage, out);
+}
+
+// Shared with a running skiffd: see the opening comment.
+skiff::Result<std::unique_ptr<skiff::store::Store>> OpenShared(const std::string& url) {
+  skiff::store::OpenOptions options;
+  options.exclusive = false;
+  return skiff::store::OpenStore(url, options);
+}
+
 int Fail(const skiff::Status& status) {
   std::fprintf(stderr, "skiff: %s\n", status.ToString().c_str());
   return 1;
 }
 
 int Usage(const std::string& problem) {
-  std::fprintf(stderr, "skiff: %s\n\n%s", problem.c_str(), kUsage);
-  return 2;
+  std::fprintf(stderr, "skiff: %s\n\n", problem.c_str());
+  PrintUsage(stderr);
+  return 64;
 }
 
 // `group add GROUP`, `group grant USER GROUP`, `group revoke USER GROUP`.
@@ -48,7 +65,7 @@ int RunGroup(const std::string& store_url, const std::vector<std::string>& words
   if ((verb != "add" && verb != "grant" && verb != "revoke") || words.size() != want) {
     return Usage("expected 'group add GROUP' or 'group grant|revoke USER GROUP'");
   }
-  auto store = skiff::store::OpenStore(store_url);
+  auto store = OpenShared(store_url);
   if (!store.ok()) return Fail(store.status());
   skiff::Status st;
   if (verb == "add") {
@@ -65,21 +82,31 @@ int RunGroup(const std::string& store_url, const std::vector<std::string>& words
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "call")
+    return skiff::cmd::RunCall({args.begin() + 1, args.end()});
   const char* env_store = std::getenv("SKIFF_STORE");
   std::string store_url = env_store != nullptr ? env_store : "sqlite:./skiff.db";
   std::string read;
   std::string write;
   std::vector<std::string> words;
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
+    // --name=value is --name value.
+    std::string a = args[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (const size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = a.substr(eq + 1);
+      a.resize(eq);
+      has_inline = true;
+    }
     if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
+      PrintUsage(stdout);
       return 0;
     }
     if (a == "--store" || a == "--read" || a == "--write") {
-      if (i + 1 >= args.size()) return Usage(a + " needs a value");
+      if (!has_inline && i + 1 >= args.size()) return Usage(a + " needs a value");
       std::string& target = a == "--store" ? store_url : a == "--read" ? read : write;
-      target = args[++i];
+      target = has_inline ? inline_value : args[++i];
     } else if (a.rfind("--", 0) == 0) {
       return Usage("unknown flag '" + a + "'");
     } else {
@@ -100,7 +127,7 @@ int main(int argc, char** argv) {
   if (!write_list.ok()) return Fail(write_list.status());
   skiff::server::Permissions permissions(*read_list, *write_list);
 
-  auto store = skiff::store::OpenStore(store_url);
+  auto store = OpenShared(store_url);
   if (!store.ok()) return Fail(store.status());
   if (verb == "add") {
     auto secret = skiff::server::CreateUser(**store, name, permissions);

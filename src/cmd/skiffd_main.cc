@@ -1,5 +1,6 @@
 // skiffd: the Skiff server process. Settings come from a TOML file, SKIFF_*
 // variables and flags (settings.h); SIGTERM and SIGINT stop it gracefully.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
 
   // A first pass only finds --help and --config; the file applies before
   // the environment and the flags, which override it.
-  skiff::server::ServerOptions scratch;
+  skiff::cmd::SkiffdOptions scratch;
   auto invocation = skiff::cmd::ApplyFlags(args, scratch);
   if (!invocation.ok()) return Fail(invocation.status());
   if (invocation->help) {
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
   if (const char* env = std::getenv("SKIFF_CONFIG"); config_path.empty() && env != nullptr) {
     config_path = env;
   }
-  skiff::server::ServerOptions options;
+  skiff::cmd::SkiffdOptions options;
   if (!config_path.empty()) {
     skiff::Status config = skiff::cmd::ApplyConfigFile(config_path, options);
     if (!config.ok()) return Fail(config);
@@ -70,7 +71,16 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto store = skiff::store::OpenStore(options.store_url);
+  // One skiffd per database (the instance lock); a PostgreSQL that is not
+  // up yet is waited for, saying so.
+  skiff::store::OpenOptions open;
+  open.exclusive = true;
+  open.wait_for_server = options.store_wait;
+  open.on_wait = [](const skiff::Status& reason, std::chrono::milliseconds left) {
+    std::fprintf(stderr, "skiffd: waiting for the store (%.1f s left): %s\n",
+                 static_cast<double>(left.count()) / 1000.0, reason.message().c_str());
+  };
+  auto store = skiff::store::OpenStore(options.store_url, open);
   if (!store.ok()) return Fail(store.status());
   skiff::SystemClock clock;
   auto server = skiff::server::Server::Start(options, **store, clock);

@@ -30,8 +30,25 @@ bool AsInt64(const Value& number, int64_t* out) {
 }
 
 // current + delta, both numbers. Integer arithmetic is exact so counters never
-// drift; a floating-point operand makes the result a double.
+// drift; an operand with a fraction makes the result a double.
 Result<Value> Sum(const Value& current, const Value& delta, const Path& path) {
+  if (!current.is_number_float() && delta.is_number_float()) {
+    // A delta without a fraction is an integer, however it was written:
+    // JSON has one kind of number, and the parser hands integers past 64
+    // bits (2^64 and up) over as doubles. Turning the stored integer into a
+    // double would silently lose exactness. Past 2^53 a double no longer
+    // says which integer was written (2^63 + 1 reads as 2^63), so such a
+    // delta is too_large, as an integer overflow is.
+    const double d = delta.get<double>();
+    if (std::trunc(d) == d) {
+      constexpr double kTwo53 = 9007199254740992.0;
+      if (d < -kTwo53 || d > kTwo53) {
+        return TooLarge("add at " + Where(path, path.size()) +
+                        " leaves the 64-bit signed integer range");
+      }
+      return Sum(current, Value(static_cast<int64_t>(d)), path);
+    }
+  }
   if (!current.is_number_float() && !delta.is_number_float()) {
     int64_t a = 0;
     int64_t b = 0;

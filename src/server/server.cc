@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <utility>
 
-#include "server/internal/committer.h"
-#include "server/internal/document_cache.h"
+#include "server/internal/documents.h"
 #include "server/internal/listener.h"
 #include "server/internal/request_handler.h"
+#include "server/internal/store_workers.h"
 #include "sync/sync_engine.h"
 
 namespace skiff::server {
@@ -17,10 +19,41 @@ namespace {
 // Enough shards that two busy keys rarely share a lock.
 constexpr size_t kShards = 256;
 
+internal::DocumentsOptions DocumentsOptionsOf(const ServerOptions& o) {
+  internal::DocumentsOptions d;
+  d.durability = o.durability;
+  d.flush_interval = o.flush_interval;
+  d.pack_after = o.pack_after;
+  d.evict_after = o.evict_after;
+  d.shards = kShards;
+  d.max_unflushed_bytes = o.max_unflushed_bytes;
+  d.max_unflushed_age = o.max_unflushed_age;
+  d.stop_grace = o.stop_grace;
+  return d;
+}
+
+// I/O threads when the options leave it to the server: measured with the
+// load client on the same machine, one event loop served more than two on
+// two cores (docs/benchmarks.md); beyond that, one per two cores.
+size_t DefaultIoThreads() {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return cores <= 2 ? 1 : cores / 2;
+}
+
 Status ValidateOptions(const ServerOptions& o) {
   if (o.max_frame_bytes < 64) return BadRequest("max_frame_bytes must be at least 64");
   if (o.max_in_flight == 0) return BadRequest("max_in_flight must be at least 1");
+  if (o.max_output_bytes < 4096) return BadRequest("max_output_bytes must be at least 4096");
+  if (o.max_buffered_bytes < o.max_output_bytes) {
+    return BadRequest("max_buffered_bytes must be at least max_output_bytes");
+  }
+  for (auto [name, value] :
+       {std::pair{"handshake_timeout", o.handshake_timeout},
+        std::pair{"frame_timeout", o.frame_timeout}, std::pair{"send_timeout", o.send_timeout}}) {
+    if (value.count() <= 0) return BadRequest(std::string(name) + " must be positive");
+  }
   if (o.max_depth < 2) return BadRequest("max_depth must be at least 2");
+  if (o.max_unflushed_age.count() <= 0) return BadRequest("max_unflushed_age must be positive");
   if (o.durability == Durability::kMemory && o.flush_interval.count() <= 0) {
     return BadRequest("flush_interval must be positive");
   }
@@ -44,102 +77,76 @@ class Server::Impl {
   Impl(const ServerOptions& options, store::Store& store, const Clock& clock,
        std::unique_ptr<sync::SyncEngine> sync)
       : options_(options),
-        cache_(store, clock, kShards),
-        committer_(store, options.durability, options.flush_interval),
+        documents_(store, clock, DocumentsOptionsOf(options)),
         sync_(std::move(sync)),
-        handler_(options, store, cache_, committer_, *sync_) {
-    // Memory mode's writes are read from the cache when committed. The
-    // committer stops (its destructor) before the cache it reads goes.
-    committer_.set_latest(
-        [this](std::string_view table, std::string_view key, std::optional<std::string>* text) {
-          return cache_.LatestText(table, key, text);
-        });
-  }
-
-  ~Impl() { StopSweeper(); }
-
-  // Moves idle documents down the tiers. The wait between passes is real
-  // time; idleness is measured on the Clock, so tests drive it by hand.
-  void StartSweeper() {
-    using std::chrono::milliseconds;
-    auto pack = options_.pack_after.count() > 0 ? options_.pack_after : options_.evict_after;
-    auto evict = options_.evict_after.count() > 0 ? options_.evict_after : options_.pack_after;
-    if (pack.count() <= 0 && evict.count() <= 0) return;
-    milliseconds period =
-        std::clamp<milliseconds>(std::min(pack, evict) / 4, milliseconds(5), milliseconds(1000));
-    sweeper_ = std::thread([this, period] {
-      std::unique_lock<std::mutex> lock(sweep_mu_);
-      while (!sweep_stop_) {
-        if (sweep_cv_.wait_for(lock, period, [this] { return sweep_stop_; })) break;
-        lock.unlock();
-        cache_.Sweep(options_.pack_after, options_.evict_after, committer_.written());
-        lock.lock();
-      }
-    });
-  }
-
-  void StopSweeper() {
-    {
-      std::lock_guard<std::mutex> lock(sweep_mu_);
-      sweep_stop_ = true;
-    }
-    sweep_cv_.notify_all();
-    if (sweeper_.joinable()) sweeper_.join();
-  }
+        workers_(kStoreWorkers),
+        handler_(options, store, documents_, *sync_, workers_) {}
 
   Status Listen(const ServerOptions& options, const Clock& clock) {
     internal::ListenerOptions lo;
     lo.address = options.address;
     lo.port = options.port;
-    lo.io_threads = options.io_threads > 0 ? options.io_threads
-                                           : std::max(1u, std::thread::hardware_concurrency());
+    lo.io_threads = options.io_threads > 0 ? options.io_threads : DefaultIoThreads();
     // Frames a little over the protocol limit still reach the handler, which
-    // answers too_large before closing; beyond twice the limit the library
-    // closes the connection by itself (1009) without reading the frame.
+    // answers too_large before closing; beyond twice the limit the listener
+    // closes the connection (1009) from the frame's header, unread.
     lo.max_message_bytes = options.max_frame_bytes * 2;
     lo.idle_timeout = options.idle_timeout;
+    lo.max_connections = options.max_connections;
+    lo.max_connections_per_address = options.max_connections_per_address;
+    lo.handshake_timeout = options.handshake_timeout;
+    lo.frame_timeout = options.frame_timeout;
+    lo.send_timeout = options.send_timeout;
+    lo.max_output_bytes = options.max_output_bytes;
+    lo.max_in_flight = options.max_in_flight;
+    lo.max_buffered_bytes = options.max_buffered_bytes;
     Result<std::unique_ptr<internal::Listener>> listener =
         internal::Listener::Start(lo, handler_, clock);
     if (!listener.ok()) return listener.status();
     listener_ = std::move(*listener);
-    handler_.set_connection_counter([this] { return listener_->connections(); });
+    handler_.set_network_stats([this] { return listener_->stats(); });
     return Status::Ok();
   }
 
   uint16_t port() const { return listener_->port(); }
+
+  void LoseOneAddInForTesting(uint32_t n) { handler_.set_lose_one_add_in_for_testing(n); }
 
   Status Stop() {
     std::lock_guard<std::mutex> lock(stop_mu_);
     if (stopped_) return stop_status_;
     stopped_ = true;
     listener_->StopAccepting();
-    // Replies of writes and pushes still committing go out before the
-    // connections close.
-    stop_status_ = committer_.Flush();
-    sync_->Flush();
-    listener_->Shutdown(std::chrono::seconds(2));
-    // Every connection is closed, so its held waits are cancelled; pushes
-    // still queued commit before the engine stops.
+    // Requests waiting for the store finish first (their replies are
+    // queued before the close).
+    workers_.Stop();
+    (void)documents_.Flush();  // a failure here is retried by Stop below
+    // Pushes still queued commit and are answered, and held waits are
+    // answered (changed: false), before the connections close: the replies
+    // go out ahead of each connection's close frame.
     sync_->Stop();
-    StopSweeper();
-    committer_.Stop();
+    listener_->Shutdown(std::chrono::seconds(2));
+    // Whatever was applied is written (retried for a while if the store
+    // fails); an error names what could not be.
+    stop_status_ = documents_.Stop();
     return stop_status_;
   }
 
  private:
+  // Threads for requests that wait for the store: the store serialises its
+  // calls anyway; two keep one slow call from holding up the rest of the
+  // queue behind it for longer than that call.
+  static constexpr size_t kStoreWorkers = 2;
+
   const ServerOptions options_;
-  internal::DocumentCache cache_;
-  internal::Committer committer_;
+  internal::Documents documents_;
   std::unique_ptr<sync::SyncEngine> sync_;
+  internal::StoreWorkers workers_;
   internal::RequestHandler handler_;
   std::unique_ptr<internal::Listener> listener_;
   std::mutex stop_mu_;
   bool stopped_ = false;  // guarded by stop_mu_
   Status stop_status_;    // guarded by stop_mu_
-  std::thread sweeper_;
-  std::mutex sweep_mu_;
-  std::condition_variable sweep_cv_;
-  bool sweep_stop_ = false;  // guarded by sweep_mu_
 };
 
 Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, store::Store& store,
@@ -151,7 +158,6 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, stor
   if (!sync.ok()) return sync.status();
   auto impl = std::make_unique<Impl>(options, store, clock, std::move(*sync));
   SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock));
-  impl->StartSweeper();
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
@@ -162,5 +168,7 @@ Server::~Server() { (void)Stop(); }
 uint16_t Server::port() const { return impl_->port(); }
 
 Status Server::Stop() { return impl_->Stop(); }
+
+void Server::LoseOneAddInForTesting(uint32_t n) { impl_->LoseOneAddInForTesting(n); }
 
 }  // namespace skiff::server

@@ -37,6 +37,11 @@ class Server {
   // the store's error when the final flush failed. Idempotent.
   Status Stop();
 
+  // A test seam, never used in production: acknowledge one `add` in n
+  // without applying it, so a test can prove that the suite's verdict
+  // catches a lost update. 0 turns it off.
+  void LoseOneAddInForTesting(uint32_t n);
+
  private:
   class Impl;
   explicit Server(std::unique_ptr<Impl> impl);

@@ -31,7 +31,8 @@ struct ServerOptions {
   std::string address = "127.0.0.1";
   // 0 picks a free ephemeral port (Server::port() reports it).
   uint16_t port = 7420;
-  // Threads running the I/O loop; 0 means one per hardware core.
+  // Threads running an I/O loop each; 0 lets the server choose (one on two
+  // cores, else one per two cores).
   size_t io_threads = 0;
   // Used by skiffd only: in-process users pass their own Store.
   std::string store_url = "sqlite:./skiff.db";
@@ -40,21 +41,45 @@ struct ServerOptions {
   std::chrono::milliseconds flush_interval{100};
   // A text frame larger than this gets too_large and the connection is closed.
   size_t max_frame_bytes = 16 * 1024 * 1024;
-  // Writes of one connection waiting for their commit; more get overloaded
-  // (requests answered at once are not limited).
+  // Requests of one connection waiting for their commit. At the limit the
+  // server stops reading that connection (TCP back-pressure) until replies
+  // go out; a long pipeline is slowed, never refused.
   size_t max_in_flight = 1024;
-  // A connection that sends nothing for this long is closed (0 = never).
+  // A connection that sends nothing for this long is closed (0 = never);
+  // one waiting for a commit or holding a sync wait is not idle.
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(10)};
+  // Connections open at once; one more is refused with HTTP 503. 0 = as
+  // many as the descriptor limit allows (less a reserve for the store).
+  size_t max_connections = 0;
+  // The same per client address (0 = no limit of its own).
+  size_t max_connections_per_address = 0;
+  // An opening handshake must complete within this time (and 8 KiB).
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+  // A frame must complete this long after its first byte arrived.
+  std::chrono::milliseconds frame_timeout{std::chrono::seconds(30)};
+  // A connection whose replies make no progress this long (its client
+  // does not read) is closed.
+  std::chrono::milliseconds send_timeout{std::chrono::seconds(30)};
+  // Replies waiting on one connection; above it the connection is not
+  // read until they drain (TCP back-pressure).
+  size_t max_output_bytes = 1024 * 1024;
+  // Buffered input and output of all connections together; above it a
+  // connection holding buffered bytes is not read until they drain.
+  size_t max_buffered_bytes = 256 * 1024 * 1024;
   // Memory tiers: idle time before a document is packed, then evicted from
   // memory (0 = never).
   std::chrono::milliseconds pack_after{std::chrono::seconds(120)};
   std::chrono::milliseconds evict_after{std::chrono::seconds(900)};
   // Nesting limit for request JSON (documents nest one level less).
   size_t max_depth = 64;
-  // Test only, never set in production: acknowledge one `add` in N without
-  // applying it, so a test can prove the benchmark verdict catches a lost
-  // update. 0 = off.
-  uint32_t drop_one_add_in = 0;
+  // Memory durability: acknowledged writes not yet in the store are
+  // bounded by size and by the age of the oldest; past either bound new
+  // writes get unavailable until the store takes the backlog.
+  size_t max_unflushed_bytes = 64 * 1024 * 1024;
+  std::chrono::milliseconds max_unflushed_age{std::chrono::seconds(10)};
+  // At a graceful stop, how long a failing store is retried before the
+  // writes it has not taken are given up (and named on stderr).
+  std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
 };
 
 }  // namespace skiff::server

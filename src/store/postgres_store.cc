@@ -4,15 +4,45 @@
 // connection. A batch of one op is one autocommit statement. A larger batch is
 // folded to its net effect and written set-wise (BEGIN, one upsert over
 // unnest() arrays, one delete, COMMIT), so a group commit of 100 writes costs
-// 3 or 4 statements, not 102. A lost connection fails the call in flight with
-// `unavailable` and is reopened by the next call.
+// 3 or 4 statements, not 102.
+//
+// Deadlines: the server cancels a statement past statement_timeout or a lock
+// wait past lock_timeout (both SET on each connection), and a SocketDeadline
+// shuts the socket of a call still blocked after call_timeout, so a frozen
+// server or a dead link fails the call instead of holding it. A lost or
+// timed-out connection fails the call in flight with `unavailable` and is
+// reopened by the next call.
+//
+// Commit marks: a connection lost during COMMIT (or during an autocommit
+// write) leaves its outcome open. Every write therefore also upserts this
+// store's row of skiff_commit_marks (instance, seq) with the write's number,
+// in a CTE of a statement the write sends anyway, so statements per write do
+// not grow and the table holds one row per store opened, never one per
+// write. After a lost outcome the store reconnects, makes sure the old
+// backend has ended (its transaction is then committed or aborted for good),
+// and reads its row: our number means committed (OK), anything else means
+// not applied (unavailable); when it cannot find out within call_timeout the
+// answer is outcome_unknown.
+//
+// Instance guard: an exclusive store takes a session advisory lock keyed by
+// the database and schema on every connection it opens, before serving.
+// Failing to get it (another server holds it) fails the open, or, after a
+// reconnect, the call, so a second owner is never silent. The lock ends with
+// the session, so a killed server frees it at once.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <mutex>
+#include <random>
+#include <thread>
 
 #include <pqxx/pqxx>
 
 #include "store/internal/coalesce.h"
 #include "store/internal/pg_array.h"
+#include "store/internal/pg_url.h"
+#include "store/internal/socket_deadline.h"
 #include "store/store.h"
 
 namespace skiff::store {
@@ -60,42 +90,73 @@ CREATE TABLE IF NOT EXISTS skiff_devices(
   usr      TEXT NOT NULL,
   last_seq BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS skiff_commit_marks(
+  instance TEXT COLLATE "C" PRIMARY KEY,
+  seq      BIGINT NOT NULL,
+  at       TIMESTAMPTZ NOT NULL DEFAULT now()
+);
 INSERT INTO skiff_meta(name, value) VALUES ('schema_version', '1') ON CONFLICT DO NOTHING;
 )sql";
-constexpr int kSchemaStatements = 8;  // the statements in kSchema, for the counter
+constexpr int kSchemaStatements = 9;  // the statements in kSchema, for the counter
+
+// Key class of the instance guard's advisory lock (two-int form, so it can
+// never meet the one-bigint schema lock above).
+constexpr int kGuardClass = 7283515;
+
+// The CTE that writes the commit mark, put in front of a write statement
+// that has `params` parameters of its own.
+std::string Marked(const std::string& sql, int params) {
+  return "WITH skiff_mark AS (INSERT INTO skiff_commit_marks(instance, seq) VALUES ($" +
+         std::to_string(params + 1) + "::text, $" + std::to_string(params + 2) +
+         "::bigint) ON CONFLICT (instance) DO UPDATE SET seq = excluded.seq, at = now()) " + sql;
+}
+
+// Prepares `sql` as `name` and, marked, as `name` + "+m".
+void PrepareWrite(pqxx::connection& conn, const std::string& name, const std::string& sql,
+                  int params) {
+  conn.prepare(name, sql);
+  conn.prepare(name + "+m", Marked(sql, params));
+}
 
 void PrepareStatements(pqxx::connection& conn) {
   conn.prepare("get", "SELECT value FROM skiff_documents WHERE tbl = $1 AND key = $2");
-  conn.prepare("put",
+  PrepareWrite(conn, "put",
                "INSERT INTO skiff_documents(tbl, key, value) VALUES ($1, $2, $3) "
-               "ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value");
-  conn.prepare("delete", "DELETE FROM skiff_documents WHERE tbl = $1 AND key = $2");
-  conn.prepare("put_many",
+               "ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value",
+               3);
+  PrepareWrite(conn, "delete", "DELETE FROM skiff_documents WHERE tbl = $1 AND key = $2", 2);
+  PrepareWrite(conn, "put_many",
                "INSERT INTO skiff_documents(tbl, key, value) "
                "SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) "
-               "ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value");
-  conn.prepare("delete_many",
+               "ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value",
+               3);
+  PrepareWrite(conn, "delete_many",
                "DELETE FROM skiff_documents d USING unnest($1::text[], $2::text[]) AS x(tbl, key) "
-               "WHERE d.tbl = x.tbl COLLATE \"C\" AND d.key = x.key COLLATE \"C\"");
-  conn.prepare(
-      "insert_changes",
-      "INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) "
-      "SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])");
-  conn.prepare("upsert_sync_rows",
+               "WHERE d.tbl = x.tbl COLLATE \"C\" AND d.key = x.key COLLATE \"C\"",
+               2);
+  PrepareWrite(conn, "insert_changes",
+               "INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) "
+               "SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])",
+               5);
+  PrepareWrite(conn, "upsert_sync_rows",
                "INSERT INTO skiff_sync_rows(grp, tbl, key, value, sync_id) "
                "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) "
                "ON CONFLICT (grp, tbl, key) DO UPDATE SET value = excluded.value, "
-               "sync_id = excluded.sync_id");
-  conn.prepare("delete_sync_rows",
+               "sync_id = excluded.sync_id",
+               5);
+  PrepareWrite(conn, "delete_sync_rows",
                "DELETE FROM skiff_sync_rows r "
                "USING unnest($1::text[], $2::text[], $3::text[]) AS x(grp, tbl, key) "
                "WHERE r.grp = x.grp COLLATE \"C\" AND r.tbl = x.tbl COLLATE \"C\" "
-               "AND r.key = x.key COLLATE \"C\"");
-  conn.prepare(
-      "upsert_devices",
+               "AND r.key = x.key COLLATE \"C\"",
+               3);
+  PrepareWrite(
+      conn, "upsert_devices",
       "INSERT INTO skiff_devices(device, usr, last_seq) "
       "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) "
-      "ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq");
+      "ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq",
+      3);
+  conn.prepare("commit_mark", "SELECT seq FROM skiff_commit_marks WHERE instance = $1");
   conn.prepare("last_sync_id", "SELECT COALESCE(MAX(sync_id), 0) FROM skiff_changes");
   conn.prepare("last_by_group", "SELECT grp, MAX(sync_id) FROM skiff_changes GROUP BY grp");
   conn.prepare("read_changes",
@@ -114,17 +175,19 @@ void PrepareStatements(pqxx::connection& conn) {
 // Maps a libpqxx exception to a Status; sets *broken when the connection
 // cannot be used again.
 Status FromException(const std::exception& e, bool* broken) {
-  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr) {
+  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
+      dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
     *broken = true;
     return Unavailable(std::string("PostgreSQL connection lost: ") + e.what());
-  }
-  if (dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
-    *broken = true;
-    return Unavailable(std::string("PostgreSQL commit outcome unknown: ") + e.what());
   }
   if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
     const std::string state = sql->sqlstate();
     const std::string cls = state.substr(0, 2);
+    // 57014: statement_timeout (or a cancel); 55P03: lock_timeout. The
+    // connection is fine; the statement was refused.
+    if (state == "57014" || state == "55P03") {
+      return Unavailable("PostgreSQL timed out (" + state + "): " + e.what());
+    }
     if (cls == "08" || cls == "57" || cls == "53" || cls == "40") {
       *broken = cls != "40";
       return Unavailable("PostgreSQL unavailable (" + state + "): " + e.what());
@@ -135,13 +198,56 @@ Status FromException(const std::exception& e, bool* broken) {
   return Internal(std::string("PostgreSQL client error: ") + e.what());
 }
 
+// 128 random bits as hex: names this store's commit mark row.
+std::string RandomInstanceId() {
+  std::random_device entropy;
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 4; ++i) {
+    uint32_t word = entropy();
+    for (int j = 0; j < 8; ++j, word >>= 4) out += kHex[word & 15];
+  }
+  return out;
+}
+
+// The backend a connection talks to: its pid and start time, which
+// together name it even after the pid is reused.
+struct Backend {
+  int pid = 0;
+  long long started_us = 0;
+};
+
 class PostgresStore final : public Store {
  public:
-  explicit PostgresStore(std::string url) : url_(std::move(url)) {}
+  PostgresStore(std::string url, const PostgresOptions& options)
+      : url_(std::move(url)),
+        options_(options),
+        instance_(RandomInstanceId()),
+        deadline_(options.call_timeout) {}
 
   Status Connect() {
     std::lock_guard lock(mu_);
-    return EnsureConnected();
+    const auto give_up = std::chrono::steady_clock::now() + options_.wait_for_server;
+    auto backoff = std::chrono::milliseconds(100);
+    for (;;) {
+      Status s = EnsureConnected();
+      if (s.ok()) break;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          give_up - std::chrono::steady_clock::now());
+      // Only an unreachable server is waited for: a refusal (the instance
+      // lock, a bad schema) will not go away by waiting.
+      if (!unreachable_ || left.count() <= 0) return s;
+      if (options_.on_wait) options_.on_wait(s, left);
+      std::this_thread::sleep_for(std::min(backoff, left));
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+    }
+    // Marks of stores long closed; a live store's row is rewritten by its
+    // next write anyway. One statement per open.
+    return RunLocked([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      tx.exec("DELETE FROM skiff_commit_marks WHERE at < now() - interval '7 days'");
+    });
   }
 
   std::string_view kind() const override { return "postgres"; }
@@ -161,40 +267,77 @@ class PostgresStore final : public Store {
   Status Write(const WriteBatch& batch) override {
     SKIFF_RETURN_IF_ERROR(ValidateBatch(batch));
     if (batch.empty()) return Status::Ok();
+    std::lock_guard lock(mu_);
+    SKIFF_RETURN_IF_ERROR(EnsureConnected());
+    const uint64_t mark = ++last_mark_;
+    const std::string mark_text = std::to_string(mark);
+    // Set just before the statement that commits is sent: a connection
+    // lost after it leaves the outcome open.
+    bool commit_sent = false;
+    bool lost = false;
+    Status s;
     if (batch.size() == 1 && !batch.has_sync()) {  // one statement, autocommit
       const WriteBatch::Op& op = batch.ops().front();
-      return Run([&](pqxx::connection& conn) {
-        pqxx::nontransaction tx(conn);
-        Count(1);
-        if (op.kind == WriteBatch::Op::Kind::kPut) {
-          tx.exec_prepared("put", op.table, op.key, op.value);
-        } else {
-          tx.exec_prepared("delete", op.table, op.key);
-        }
-        transactions_.fetch_add(1, std::memory_order_relaxed);
-      });
+      s = RunLocked(
+          [&](pqxx::connection& conn) {
+            pqxx::nontransaction tx(conn);
+            Count(1);
+            commit_sent = true;
+            if (op.kind == WriteBatch::Op::Kind::kPut) {
+              tx.exec_prepared("put+m", op.table, op.key, op.value, instance_, mark_text);
+            } else {
+              tx.exec_prepared("delete+m", op.table, op.key, instance_, mark_text);
+            }
+          },
+          &lost);
+    } else {
+      const internal::CoalescedBatch net = internal::Coalesce(batch);
+      const internal::CoalescedChanges rows = internal::CoalesceChanges(batch);
+      const std::vector<const DeviceSeq*> devices = internal::CoalesceDevices(batch);
+      s = RunLocked(
+          [&](pqxx::connection& conn) {
+            pqxx::work tx(conn);
+            Count(1);  // BEGIN
+            // The first statement of the transaction carries the mark.
+            std::string suffix = "+m";
+            auto name = [&](const char* base) {
+              std::string n = base + suffix;
+              suffix.clear();
+              return n;
+            };
+            auto exec = [&](const char* base, auto&&... args) {
+              Count(1);
+              const bool marked = !suffix.empty();
+              if (marked) {
+                tx.exec_prepared(name(base), args..., instance_, mark_text);
+              } else {
+                tx.exec_prepared(name(base), args...);
+              }
+            };
+            if (!net.puts.empty()) {
+              exec("put_many", PgArrayOf(net.puts, OpTable), PgArrayOf(net.puts, OpKey),
+                   PgArrayOf(net.puts, OpValue));
+            }
+            if (!net.deletes.empty()) {
+              exec("delete_many", PgArrayOf(net.deletes, OpTable), PgArrayOf(net.deletes, OpKey));
+            }
+            WriteChanges(exec, batch.changes(), rows, devices);
+            Count(1);  // COMMIT
+            commit_sent = true;
+            tx.commit();
+          },
+          &lost);
     }
-    const internal::CoalescedBatch net = internal::Coalesce(batch);
-    const internal::CoalescedChanges rows = internal::CoalesceChanges(batch);
-    const std::vector<const DeviceSeq*> devices = internal::CoalesceDevices(batch);
-    return Run([&](pqxx::connection& conn) {
-      pqxx::work tx(conn);
-      Count(1);  // BEGIN
-      if (!net.puts.empty()) {
-        Count(1);
-        tx.exec_prepared("put_many", PgArrayOf(net.puts, OpTable), PgArrayOf(net.puts, OpKey),
-                         PgArrayOf(net.puts, OpValue));
-      }
-      if (!net.deletes.empty()) {
-        Count(1);
-        tx.exec_prepared("delete_many", PgArrayOf(net.deletes, OpTable),
-                         PgArrayOf(net.deletes, OpKey));
-      }
-      WriteChanges(tx, batch.changes(), rows, devices);
-      Count(1);  // COMMIT
-      tx.commit();
+    if (s.ok()) {
       transactions_.fetch_add(1, std::memory_order_relaxed);
-    });
+      return s;
+    }
+    // Lost before the commit was sent: the server never got a COMMIT (or
+    // the statement), so the transaction cannot have committed.
+    if (!lost || !commit_sent) return s;
+    Status checked = CheckCommit(mark, s);
+    if (checked.ok()) transactions_.fetch_add(1, std::memory_order_relaxed);
+    return checked;
   }
 
   Result<ScanPage> Scan(std::string_view table, std::string_view after, size_t limit) override {
@@ -311,100 +454,267 @@ class PostgresStore final : public Store {
   void Count(uint64_t n) { statements_.fetch_add(n, std::memory_order_relaxed); }
 
   // The sync part of a batch: the log, the synced rows, the devices; one
-  // statement for each part that has anything to write.
-  void WriteChanges(pqxx::work& tx, const std::vector<Change>& changes,
-                    const internal::CoalescedChanges& rows,
-                    const std::vector<const DeviceSeq*>& devices) {
+  // statement for each part that has anything to write. `exec(name, args...)`
+  // sends one prepared statement.
+  template <typename Exec>
+  static void WriteChanges(Exec& exec, const std::vector<Change>& changes,
+                           const internal::CoalescedChanges& rows,
+                           const std::vector<const DeviceSeq*>& devices) {
     if (!changes.empty()) {
       std::vector<std::string> ids;
       ids.reserve(changes.size());
       for (const Change& c : changes) ids.push_back(std::to_string(c.sync_id));
-      Count(1);
-      tx.exec_prepared("insert_changes", PgArrayOf(ids, Sv),
-                       PgArrayOf(changes, [](const Change& c) { return Sv(c.group); }),
-                       PgArrayOf(changes, [](const Change& c) { return Sv(c.table); }),
-                       PgArrayOf(changes, [](const Change& c) { return Sv(c.key); }),
-                       PgArrayOf(changes, [](const Change& c) -> std::optional<std::string_view> {
-                         if (!c.value) return std::nullopt;
-                         return *c.value;
-                       }));
+      exec("insert_changes", PgArrayOf(ids, Sv),
+           PgArrayOf(changes, [](const Change& c) { return Sv(c.group); }),
+           PgArrayOf(changes, [](const Change& c) { return Sv(c.table); }),
+           PgArrayOf(changes, [](const Change& c) { return Sv(c.key); }),
+           PgArrayOf(changes, [](const Change& c) -> std::optional<std::string_view> {
+             if (!c.value) return std::nullopt;
+             return *c.value;
+           }));
     }
     if (!rows.upserts.empty()) {
       std::vector<std::string> ids;
       for (const Change* c : rows.upserts) ids.push_back(std::to_string(c->sync_id));
-      Count(1);
-      tx.exec_prepared("upsert_sync_rows",
-                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->group); }),
-                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->table); }),
-                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->key); }),
-                       PgArrayOf(rows.upserts, [](const Change* c) { return Sv(*c->value); }),
-                       PgArrayOf(ids, Sv));
+      exec("upsert_sync_rows",
+           PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->group); }),
+           PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->table); }),
+           PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->key); }),
+           PgArrayOf(rows.upserts, [](const Change* c) { return Sv(*c->value); }),
+           PgArrayOf(ids, Sv));
     }
     if (!rows.deletes.empty()) {
-      Count(1);
-      tx.exec_prepared("delete_sync_rows",
-                       PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->group); }),
-                       PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->table); }),
-                       PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->key); }));
+      exec("delete_sync_rows",
+           PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->group); }),
+           PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->table); }),
+           PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->key); }));
     }
     if (!devices.empty()) {
       std::vector<std::string> seqs;
       for (const DeviceSeq* d : devices) seqs.push_back(std::to_string(d->last_seq));
-      Count(1);
-      tx.exec_prepared(
-          "upsert_devices", PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->device); }),
-          PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->user); }), PgArrayOf(seqs, Sv));
+      exec("upsert_devices", PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->device); }),
+           PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->user); }), PgArrayOf(seqs, Sv));
     }
   }
 
+  // After a connection was lost with write `mark`'s commit sent: reconnects
+  // (EnsureConnected waits for the old backend to end) and reads this
+  // store's mark. `cause` is the error the write met.
+  Status CheckCommit(uint64_t mark, const Status& cause) {  // REQUIRES(mu_)
+    const auto give_up = std::chrono::steady_clock::now() + options_.call_timeout;
+    Status connected;
+    for (;;) {
+      connected = EnsureConnected();
+      if (connected.ok() || std::chrono::steady_clock::now() >= give_up) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!connected.ok()) {
+      return OutcomeUnknown("PostgreSQL connection lost at commit (" + cause.message() +
+                            "), and the check of its outcome failed: " + connected.message());
+    }
+    std::optional<uint64_t> stored;
+    Status read = RunLocked([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      pqxx::result r = tx.exec_prepared("commit_mark", instance_);
+      if (!r.empty()) stored = r[0][0].as<uint64_t>();
+    });
+    if (!read.ok()) {
+      return OutcomeUnknown("PostgreSQL connection lost at commit (" + cause.message() +
+                            "), and the check of its outcome failed: " + read.message());
+    }
+    if (stored == mark) return Status::Ok();  // it committed; only the answer was lost
+    return Unavailable("PostgreSQL connection lost at commit (" + cause.message() +
+                       "); checked after reconnecting: nothing was applied");
+  }
+
+  // Runs one statement on `conn` under the deadline, reading its rows.
+  pqxx::result Exec(pqxx::connection& conn, const std::string& sql) {
+    pqxx::nontransaction tx(conn);
+    return tx.exec(sql);
+  }
+
+  // Waits (bounded by the deadline of the call) until `old` is no longer a
+  // live backend, asking it to end once. Until then its transaction may
+  // still commit, and it may still hold the instance lock.
+  void EndBackend(pqxx::connection& conn, const Backend& old) {
+    const std::string where = " FROM pg_stat_activity WHERE pid = " + std::to_string(old.pid) +
+                              " AND (extract(epoch FROM backend_start) * 1000000)::bigint = " +
+                              std::to_string(old.started_us);
+    Count(1);
+    if (Exec(conn, "SELECT 1" + where).empty()) return;
+    try {
+      Count(1);
+      Exec(conn, "SELECT pg_terminate_backend(pid)" + where);
+    } catch (const pqxx::sql_error&) {
+      // Not allowed to end it (another role): wait for it to end by itself.
+    }
+    do {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      Count(1);
+    } while (!Exec(conn, "SELECT 1" + where).empty());
+  }
+
+  // Opens the connection when there is none: deadlines, schema, statements,
+  // the end of the previous backend, the instance lock. unavailable when any
+  // of it fails, the lock included.
   Status EnsureConnected() {  // REQUIRES(mu_)
     if (conn_ && conn_->is_open()) return Status::Ok();
-    conn_.reset();
+    Drop();
+    std::unique_ptr<pqxx::connection> conn;
+    unreachable_ = false;
     try {
-      auto conn = std::make_unique<pqxx::connection>(url_);
-      {
-        pqxx::work tx(*conn);
-        tx.exec(kSchema);
-        tx.commit();
-      }
-      Count(kSchemaStatements + 2);
-      PrepareStatements(*conn);
-      conn_ = std::move(conn);
-      return Status::Ok();
+      conn = std::make_unique<pqxx::connection>(url_);  // bounded by connect_timeout
     } catch (const std::exception& e) {
       bool broken = false;
       Status s = FromException(e, &broken);
+      unreachable_ = broken;
       return Unavailable("cannot open PostgreSQL store: " + s.message());
     }
+    // libpqxx 6 would otherwise reopen a broken connection silently, as a
+    // new session without our lock, settings or statements.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    conn->inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+    deadline_.Arm(conn->sock());
+    Status s;
+    Backend backend;
+    try {
+      {
+        pqxx::work tx(*conn);
+        // The deadlines after the schema: its lock may wait for another
+        // store creating the same schema (the call deadline bounds that).
+        tx.exec(std::string(kSchema) +
+                "SET statement_timeout = " + std::to_string(options_.statement_timeout.count()) +
+                "; SET lock_timeout = " + std::to_string(options_.lock_timeout.count()) + ";");
+        tx.commit();
+      }
+      Count(kSchemaStatements + 4);  // BEGIN, the two SETs, the schema, COMMIT
+      PrepareStatements(*conn);
+      if (previous_.pid != 0) EndBackend(*conn, previous_);
+      Count(1);
+      pqxx::result r = Exec(
+          *conn,
+          std::string("SELECT ") +
+              (options_.exclusive ? "pg_try_advisory_lock(" + std::to_string(kGuardClass) +
+                                        ", hashtext(current_database() || '/' || current_schema()))"
+                                  : std::string("true")) +
+              ", pg_backend_pid(), (extract(epoch FROM backend_start) * 1000000)::bigint "
+              "FROM pg_stat_activity WHERE pid = pg_backend_pid()");
+      backend.pid = r[0][1].as<int>();
+      backend.started_us = r[0][2].as<long long>();
+      if (!r[0][0].as<bool>()) {
+        // Held. A server killed a moment ago still holds it until its
+        // backend sees the closed socket and exits, which takes
+        // milliseconds: wait for it, up to lock_timeout. A server that is
+        // alive keeps it, and the wait fails with 55P03.
+        try {
+          Count(1);
+          Exec(*conn, "SELECT pg_advisory_lock(" + std::to_string(kGuardClass) +
+                          ", hashtext(current_database() || '/' || current_schema()))");
+        } catch (const pqxx::sql_error& e) {
+          if (e.sqlstate() != "55P03") throw;
+          s = Unavailable(GuardHolder(*conn));
+        }
+      }
+    } catch (const std::exception& e) {
+      bool broken = false;
+      s = FromException(e, &broken);
+    }
+    if (deadline_.Disarm()) {
+      s = Unavailable("PostgreSQL did not answer within call_timeout_ms=" +
+                      std::to_string(options_.call_timeout.count()));
+    }
+    if (!s.ok()) return Unavailable("cannot open PostgreSQL store: " + s.message());
+    conn_ = std::move(conn);
+    previous_ = backend;
+    return Status::Ok();
   }
 
-  // Runs `body` on a live connection; library exceptions become a Status.
+  // Who holds the instance lock, for the message of a refused open.
+  std::string GuardHolder(pqxx::connection& conn) {
+    std::string holder = "another session";
+    try {
+      Count(1);
+      pqxx::result r =
+          Exec(conn,
+               "SELECT a.pid, coalesce(a.application_name, ''), coalesce(host(a.client_addr), "
+               "'local socket') FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+               "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = " +
+                   std::to_string(kGuardClass) +
+                   " AND l.objid = hashtext(current_database() || '/' || "
+                   "current_schema())::oid AND l.database = (SELECT oid FROM pg_database "
+                   "WHERE datname = current_database())");
+      if (!r.empty()) {
+        holder = "PostgreSQL backend " + Text(r[0][0]) + " (application '" + Text(r[0][1]) +
+                 "', client " + Text(r[0][2]) + ")";
+      }
+    } catch (const std::exception&) {
+      // The refusal stands; only its detail is lost.
+    }
+    return "the database is in use by another server: " + holder +
+           " holds its instance lock; run one skiffd per database (or stop the other first)";
+  }
+
+  // Forgets the connection; the next call opens a new one.
+  void Drop() {  // REQUIRES(mu_)
+    conn_.reset();
+  }
+
+  // Runs `body` on the open connection under the call deadline; library
+  // exceptions become a Status. Sets *lost when the connection was lost or
+  // timed out (and is dropped).
+  template <typename Body>
+  Status RunLocked(Body&& body, bool* lost = nullptr) {  // REQUIRES(mu_)
+    SKIFF_RETURN_IF_ERROR(EnsureConnected());
+    deadline_.Arm(conn_->sock());
+    Status s;
+    bool broken = false;
+    try {
+      body(*conn_);
+    } catch (const std::exception& e) {
+      s = FromException(e, &broken);
+    }
+    if (deadline_.Disarm() && !s.ok()) {
+      broken = true;
+      s = Unavailable("PostgreSQL did not answer within call_timeout_ms=" +
+                      std::to_string(options_.call_timeout.count()));
+    }
+    if (!s.ok() && (broken || !conn_->is_open())) {
+      broken = true;
+      Drop();
+    }
+    if (lost != nullptr) *lost = broken;
+    return s;
+  }
+
   template <typename Body>
   Status Run(Body&& body) {
     std::lock_guard lock(mu_);
-    SKIFF_RETURN_IF_ERROR(EnsureConnected());
-    try {
-      body(*conn_);
-      return Status::Ok();
-    } catch (const std::exception& e) {
-      bool broken = false;
-      Status s = FromException(e, &broken);
-      if (broken || !conn_->is_open()) conn_.reset();
-      return s;
-    }
+    return RunLocked(std::forward<Body>(body));
   }
 
-  const std::string url_;
+  const std::string url_;  // libpq's, without the store's parameters
+  const PostgresOptions options_;
+  const std::string instance_;  // this store's row in skiff_commit_marks
   std::mutex mu_;
   std::unique_ptr<pqxx::connection> conn_;  // GUARDED_BY(mu_)
+  Backend previous_;                        // GUARDED_BY(mu_): of the last connection opened
+  bool unreachable_ = false;                // GUARDED_BY(mu_): the last connect got no session
+  uint64_t last_mark_ = 0;                  // GUARDED_BY(mu_): number of the last write
+  internal::SocketDeadline deadline_;       // one call at a time: under mu_
   std::atomic<uint64_t> statements_{0};
   std::atomic<uint64_t> transactions_{0};
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url) {
-  auto store = std::make_unique<PostgresStore>(url);
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
+                                                 const PostgresOptions& options) {
+  Result<internal::PgUrl> parsed = internal::ParsePgUrl(url, options);
+  if (!parsed.ok()) return parsed.status();
+  auto store = std::make_unique<PostgresStore>(parsed->libpq_url, parsed->options);
   SKIFF_RETURN_IF_ERROR(store->Connect());
   return std::unique_ptr<Store>(std::move(store));
 }

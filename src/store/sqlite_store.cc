@@ -11,11 +11,22 @@
 // WAL checkpoints run on a second connection (SqliteCheckpointer), not in
 // the COMMIT that crosses SQLite's auto-checkpoint size, so a commit does
 // not wait for a checkpoint's fsyncs.
+//
+// One server per file: an exclusive open holds PATH.lock (LockFile).
+// locking_mode=EXCLUSIVE would also keep a second server out, but it keeps
+// every other connection out too: the checkpointer's and the admin CLI's.
+//
+// A failed COMMIT is never of unknown outcome here, so no commit mark is
+// written (PostgresStore writes one): SQLite runs in this process, and a
+// COMMIT that returns an error has not made the transaction durable (the
+// transaction is then rolled back, or SQLite already did), while a crash
+// that would leave the outcome open takes the caller with it.
 #include <atomic>
 #include <mutex>
 
 #include <sqlite3.h>
 
+#include "store/internal/lock_file.h"
 #include "store/internal/sqlite_checkpointer.h"
 #include "store/internal/sqlite_statement.h"
 #include "store/store.h"
@@ -33,10 +44,11 @@ constexpr int kBackgroundCheckpointPages = 1000;
 // auto-checkpoint would. A PASSIVE checkpoint beside a busy writer never
 // catches up with it, and SQLite only starts the WAL over from its
 // beginning once everything in it was copied, so under sustained writes the
-// WAL would grow without bound. The writer's own checkpoint copies only what
-// was appended since the last background round (the costly sync of most of
-// it is done), lets the WAL restart, and bounds the file to about this size
-// plus what one background round lets through.
+// WAL would grow without bound. The writer's own checkpoint waits for a
+// background round under way (SqliteCheckpointer::RunExclusive), then
+// copies what is left; with no other reader or writer on the file it copies
+// everything, so the next commit starts the WAL over. The file is bounded by
+// this size plus one commit, whatever the timing.
 constexpr int kBlockingCheckpointPages = 4 * kBackgroundCheckpointPages;
 
 constexpr const char* kSchema = R"sql(
@@ -79,6 +91,18 @@ class SqliteStore final : public Store {
   static Result<std::unique_ptr<Store>> Open(const std::string& path,
                                              const SqliteOptions& options) {
     std::unique_ptr<SqliteStore> store(new SqliteStore());
+    // Before the file is touched: a second server must not even create
+    // the schema in a file another one serves.
+    if (options.exclusive) {
+      Result<std::unique_ptr<internal::LockFile>> lock =
+          internal::LockFile::Acquire(path + ".lock");
+      if (!lock.ok()) {
+        return Unavailable("SQLite file '" + path + "' is in use by another server (" +
+                           lock.status().message() +
+                           "); run one skiffd per database, or stop the other first");
+      }
+      store->lock_ = std::move(*lock);
+    }
     int rc =
         sqlite3_open_v2(path.c_str(), &store->db_,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -250,7 +274,9 @@ class SqliteStore final : public Store {
   // as SQLite's default hook does not report it either.
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages) {
     if (pages >= kBlockingCheckpointPages) {
-      (void)sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      static_cast<SqliteStore*>(self)->checkpointer_->RunExclusive([db, name] {
+        (void)sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      });
     } else if (pages >= kBackgroundCheckpointPages) {
       static_cast<SqliteStore*>(self)->checkpointer_->Request();
     }
@@ -402,6 +428,8 @@ class SqliteStore final : public Store {
     return st.Reset(row.status());
   }
 
+  // Declared first so it is released last, after the file is closed.
+  std::unique_ptr<internal::LockFile> lock_;
   // Declared before the statements so it is destroyed after them: a
   // connection closes cleanly once its statements are finalized.
   struct Connection {

@@ -41,6 +41,9 @@ Status ValidateBatch(const WriteBatch& batch) {
   for (const DeviceSeq& seq : batch.device_seqs()) {
     SKIFF_RETURN_IF_ERROR(ValidateDevice(seq.device));
     SKIFF_RETURN_IF_ERROR(doc::ValidateKey(seq.user));
+    if (seq.last_seq > kMaxDeviceSeq) {
+      return BadRequest("device seq " + std::to_string(seq.last_seq) + " is not below 2^63");
+    }
   }
   return Status::Ok();
 }
@@ -95,16 +98,22 @@ Status Store::Delete(std::string_view table, std::string_view key) {
   return Write(batch);
 }
 
-Result<std::unique_ptr<Store>> OpenStore(std::string_view url) {
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const OpenOptions& options) {
   if (url == "memory:") return NewMemoryStore();
   if (url.starts_with("sqlite:")) {
     std::string path(url.substr(7));
     if (path.empty())
       return BadRequest("store URL 'sqlite:' needs a file path, e.g. sqlite:./skiff.db");
-    return OpenSqliteStore(path);
+    SqliteOptions sqlite;
+    sqlite.exclusive = options.exclusive;
+    return OpenSqliteStore(path, sqlite);
   }
   if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-    return OpenPostgresStore(std::string(url));
+    PostgresOptions postgres;
+    postgres.exclusive = options.exclusive;
+    postgres.wait_for_server = options.wait_for_server;
+    postgres.on_wait = options.on_wait;
+    return OpenPostgresStore(std::string(url), postgres);
   }
   return BadRequest("unknown store URL '" + std::string(url) +
                     "': use memory:, sqlite:PATH or postgres://...");

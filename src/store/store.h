@@ -5,14 +5,32 @@
 // OpenStore. Values are JSON text. Keys order by their bytes (memcmp), the
 // same in every store, so scans page identically everywhere.
 //
-// Every method is thread-safe; a store serialises access to its connection
-// internally. Failures of the underlying database come back as a Status
-// (unavailable when a retry may help); no exception escapes.
+// Threading: every method may be called from any thread at any time. A
+// store has one database connection and serialises its calls on it, so a
+// call may wait for the one before it; none blocks for longer than the
+// store's deadline (PostgresOptions, SqliteOptions::busy_timeout_ms), after
+// which it fails. Callers that must stay responsive (an I/O thread) should
+// still not call a store directly: the deadline is seconds, not microseconds.
+//
+// Failures come back as a Status; no exception escapes. What a failed Write
+// means is part of the contract:
+// - unavailable, bad_request, too_large, internal: nothing of the batch was
+//   applied (for PostgreSQL also after a connection lost at COMMIT: the
+//   store checks the batch's commit mark before it answers);
+// - outcome_unknown: the commit was sent and its outcome could not be
+//   learned within the deadline; the batch may or may not be applied.
+//
+// One server per database: a store opened `exclusive` (the default) holds a
+// lock for its whole life (SQLite: flock on PATH.lock; PostgreSQL: a
+// session advisory lock), and a second exclusive open of the same database
+// fails with unavailable naming the holder.
 #ifndef SKIFF_STORE_STORE_H_
 #define SKIFF_STORE_STORE_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +48,8 @@ inline constexpr size_t kMaxScanLimit = 10000;
 inline constexpr size_t kMaxDeviceBytes = 256;
 // Sync ids are stored as signed 64-bit integers (SQLite INTEGER, BIGINT).
 inline constexpr uint64_t kMaxSyncId = (uint64_t{1} << 62);
+// Device sequence numbers are stored the same way: larger ones are refused.
+inline constexpr uint64_t kMaxDeviceSeq = (uint64_t{1} << 63) - 1;
 
 struct KeyValue {
   std::string key;
@@ -159,23 +179,65 @@ class StoreWrapper : public Store {
   Store& target_;
 };
 
+// How OpenStore opens a store.
+struct OpenOptions {
+  // Hold the database's instance lock for the store's life and refuse to
+  // open one another store holds (unavailable, naming the holder). skiffd
+  // opens this way; the admin CLI opens without it, which is safe because
+  // it only writes the `$users` and `$groups` tables, which the server reads
+  // from the store at each login and never writes itself.
+  bool exclusive = true;
+  // PostgreSQL: keep trying to connect for this long when the server does
+  // not answer yet (started after skiffd), with back-off from 100 ms to 2 s,
+  // calling `on_wait` with the reason before each wait. 0 = fail at once.
+  std::chrono::milliseconds wait_for_server{0};
+  std::function<void(const Status& reason, std::chrono::milliseconds left)> on_wait;
+};
+
 struct SqliteOptions {
   // NORMAL survives a killed process (WAL); FULL also survives power loss.
   bool synchronous_full = false;
+  // How long a statement waits for a lock another connection holds (the
+  // admin CLI, the checkpointer) before it fails with unavailable.
   int busy_timeout_ms = 5000;
+  bool exclusive = true;  // see OpenOptions
+};
+
+// Deadlines of a PostgreSQL store. Each can also be set by a parameter of
+// the store URL, in milliseconds (`?statement_timeout_ms=2000`), which the
+// store takes out before the URL reaches libpq.
+struct PostgresOptions {
+  // The server cancels a statement that runs longer (statement_timeout) or
+  // waits longer for a lock (lock_timeout); the call fails with unavailable
+  // and the connection stays usable.
+  std::chrono::milliseconds statement_timeout{5000};
+  std::chrono::milliseconds lock_timeout{2000};
+  // Whatever the server or the network does (a frozen server still has its
+  // kernel acknowledge every packet), no call blocks longer than this: the
+  // store shuts its socket down, the call fails and the next one
+  // reconnects. Also bounds the commit check after a lost COMMIT.
+  // Connecting is bounded by libpq's connect_timeout (seconds, added to
+  // the URL as 5 when it has none).
+  std::chrono::milliseconds call_timeout{8000};
+  bool exclusive = true;                         // see OpenOptions
+  std::chrono::milliseconds wait_for_server{0};  // see OpenOptions
+  std::function<void(const Status& reason, std::chrono::milliseconds left)> on_wait;
 };
 
 std::unique_ptr<Store> NewMemoryStore();
 // Opens (creating when missing) the SQLite file at `path` in WAL mode.
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path,
                                                const SqliteOptions& options = {});
-// Connects to PostgreSQL at `url` (libpq syntax) and creates the schema when
-// missing. unavailable when the server cannot be reached.
-Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url);
+// Connects to PostgreSQL at `url` (a libpq URI, plus the PostgresOptions
+// parameters above, which override `options`) and creates the schema when
+// missing. unavailable when the server cannot be reached; bad_request for a
+// store parameter that does not parse.
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
+                                                 const PostgresOptions& options = {});
 
 // Opens a store by URL: `memory:`, `sqlite:PATH` or `postgres://...` /
 // `postgresql://...`. bad_request for any other form.
-Result<std::unique_ptr<Store>> OpenStore(std::string_view url);
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const OpenOptions& options = {});
 
 // Shared validation, so every store rejects the same input with the same
 // message. Table names are the protocol's, or '$' followed by one for the

@@ -17,6 +17,10 @@ Status PushCommitError(const Status& store_error) {
   switch (store_error.code()) {
     case StatusCode::kUnavailable:
       return Unavailable("the store could not commit this push; retry it");
+    case StatusCode::kOutcomeUnknown:
+      return OutcomeUnknown(
+          "the store lost the answer to this push's commit; retry it (a retried push applies "
+          "each change once)");
     case StatusCode::kBadRequest:
       return BadRequest("the store refused a change of this push: " + store_error.message());
     default:
@@ -82,6 +86,9 @@ Status SyncEngine::ValidatePush(const Caller& caller, const PushRequest& request
   uint64_t previous = 0;
   for (const PushChange& c : request.changes) {
     if (c.seq <= previous) return BadRequest("change seq must be positive and increasing");
+    // Stored as signed 64-bit; a larger seq would also leave no room for
+    // the device's next change.
+    if (c.seq > store::kMaxDeviceSeq) return BadRequest("change seq must be below 2^63");
     previous = c.seq;
     SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(c.table));
     SKIFF_RETURN_IF_ERROR(doc::ValidateKey(c.key));
@@ -178,7 +185,6 @@ void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
     std::lock_guard lock(mu_);
     next_id = cursor_ + 1;
   }
-  const uint64_t first_id = next_id;
   store::WriteBatch batch;
   std::vector<Result<PushReply>> results;
   std::map<std::string, DeviceState> touched_devices;  // seen in this batch
@@ -233,27 +239,26 @@ void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
   if (!committed.ok()) {
     std::fprintf(stderr, "skiff sync: commit of %zu pushes failed: %s\n", pushes.size(),
                  committed.ToString().c_str());
-    // The outcome may be unknown (a connection lost during COMMIT): ask the
-    // store what landed before numbering anything again.
-    const bool resynced = Resync().ok();
-    if (!resynced) needs_resync_ = true;
-    const bool landed = resynced && next_id > first_id && cursor() == next_id - 1;
-    if (!landed) {
-      if (committed.code() == StatusCode::kBadRequest && pushes.size() > 1) {
-        // One push's data was refused: commit the others without it.
-        for (QueuedPush& push : pushes) {
-          std::vector<QueuedPush> alone;
-          alone.push_back(std::move(push));
-          CommitQueued(alone);
-        }
-        return;
-      }
-      for (size_t i = 0; i < pushes.size(); ++i) {
-        pushes[i].done(results[i].ok() ? PushCommitError(committed) : results[i].status());
+    // Whatever the store says, read the committed state again before
+    // numbering anything: an outcome_unknown commit may have landed. The
+    // store's answer, not the cursor read here, says whether ours did: a
+    // cursor that moved by as many ids as this batch held may be another
+    // writer's commit.
+    if (!Resync().ok()) needs_resync_ = true;
+    if (committed.code() == StatusCode::kBadRequest && pushes.size() > 1) {
+      // One push's data was refused and nothing was applied: commit the
+      // others without it.
+      for (QueuedPush& push : pushes) {
+        std::vector<QueuedPush> alone;
+        alone.push_back(std::move(push));
+        CommitQueued(alone);
       }
       return;
     }
-    committed = Status::Ok();  // it did commit; Resync published it
+    for (size_t i = 0; i < pushes.size(); ++i) {
+      pushes[i].done(results[i].ok() ? PushCommitError(committed) : results[i].status());
+    }
+    return;
   }
 
   std::vector<WaitRegistry::Callback> woken;

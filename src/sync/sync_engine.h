@@ -123,8 +123,10 @@ class SyncEngine {
   Status ValidatePush(const Caller& caller, const PushRequest& request) const;
   void CommitLoop();
   void CommitQueued(std::vector<QueuedPush>& pushes);
-  // Re-reads the committed state from the store after a failed commit (whose
-  // outcome may be unknown): publishes what landed and wakes its waits.
+  // Re-reads the committed state from the store after a failed commit (an
+  // outcome_unknown one may have landed): publishes what landed and wakes
+  // its waits. Whether our batch landed is the store's answer, never
+  // inferred from the cursor, which another writer's commit can move too.
   Status Resync();
   void ExpiryLoop();
 

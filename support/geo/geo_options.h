@@ -1,5 +1,5 @@
-// Options of the geo family (bench/geo_bench.cc), taken from the suite's main
-// through support/flag_hooks.h. Defaults follow the profile:
+// Options of the geo family (bench/geo_bench.cc), read from the suite's one
+// options table (support/suite_options.h). Defaults follow the profile:
 //
 //                           quick    standard   full
 //   --geo-points=N          20,000   100,000    100,000   points inserted
@@ -14,7 +14,8 @@
 //                           `index`)
 //
 // The full profile is the page's budget (up to 200,000 queries or 50 s).
-// Written once while main parses flags, then only read: safe from any thread.
+// A value type, made from the options the suite's main parsed: safe from any
+// thread.
 #ifndef SKIFF_SUPPORT_GEO_GEO_OPTIONS_H_
 #define SKIFF_SUPPORT_GEO_GEO_OPTIONS_H_
 
@@ -42,7 +43,8 @@ struct GeoOptions {
   }
 };
 
-const GeoOptions& GetGeoOptions();
+// This process's geo options (from GetSuiteOptions()).
+GeoOptions GetGeoOptions();
 
 }  // namespace skiff::bench::geo
 

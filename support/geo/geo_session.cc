@@ -5,7 +5,7 @@
 #include <set>
 #include <thread>
 
-#include "support/child_process.h"
+#include "support/process.h"
 
 namespace skiff::bench::geo {
 namespace {
@@ -74,13 +74,13 @@ PhaseResult GeoSession::RunPhase(Body body) {
   }
   PhaseResult r;
   const double server0 = target_->ServerCpu();
-  const double client0 = ProcessCpuSeconds();
+  const double client0 = support::ProcessCpuSeconds();
   const auto start = Clock::now();
   go.store(true, std::memory_order_release);
   for (std::thread& t : threads) t.join();
   r.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.server_cpu_seconds = target_->ServerCpu() - server0;
-  r.client_cpu_seconds = ProcessCpuSeconds() - client0;
+  r.client_cpu_seconds = support::ProcessCpuSeconds() - client0;
   for (const Worker& w : workers) {
     r.ops += w.ops;
     r.errors += w.errors;

@@ -65,21 +65,27 @@ Result<std::unique_ptr<PeerProcess>> PeerProcess::Start(
     if (!port.ok()) return port.status();
     std::unique_ptr<PeerProcess> peer(new PeerProcess());
     const std::vector<std::string> argv = argv_for(*port, peer->dir_.path().string());
-    Result<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(argv, {}, 20'000);
-    if (!child.ok()) {
-      last = child.status();
-      continue;  // most likely the port was taken meanwhile
+    support::Process& child = peer->child_;
+    // A child that cannot start, or exits before its first line, most
+    // likely lost the port to someone else meanwhile: try another one.
+    if (Status s = child.Start(argv); !s.ok()) {
+      last = s;
+      continue;
+    }
+    Result<std::string> first_line = child.ReadLine(std::chrono::seconds(20));
+    if (!first_line.ok()) {
+      last = Unavailable(argv[0] + " printed no line: " + first_line.status().message());
+      continue;  // the child is stopped as `peer` goes
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!Accepts(*port) && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (!Accepts(*port)) {
-      last = Unavailable(argv[0] + " printed '" + (*child)->first_line() +
+      last = Unavailable(argv[0] + " printed '" + *first_line +
                          "' but does not accept connections on 127.0.0.1:" + std::to_string(*port));
-      continue;  // the child is stopped as `child` goes
+      continue;
     }
-    peer->child_ = std::move(*child);
     peer->port_ = *port;
     return peer;
   }

@@ -7,7 +7,7 @@
 // so a peer that exits before it answers is started again on a new port (a
 // few times). Ready means: it printed its first line on stdout and accepts a
 // TCP connection on the port. The child is stopped by PID when the
-// PeerProcess goes (support/child_process.h). Not thread-safe.
+// PeerProcess goes (support/process.h). Not thread-safe.
 #ifndef SKIFF_SUPPORT_GEO_PEER_PROCESS_H_
 #define SKIFF_SUPPORT_GEO_PEER_PROCESS_H_
 
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "support/child_process.h"
+#include "support/process.h"
 #include "support/temp_dir.h"
 
 namespace skiff::bench::geo {
@@ -39,13 +39,13 @@ class PeerProcess {
           argv_for);
 
   uint16_t port() const { return port_; }
-  pid_t pid() const { return child_->pid(); }
-  double CpuSeconds() const { return child_->CpuSeconds(); }
+  pid_t pid() const { return child_.pid(); }
+  double CpuSeconds() const { return child_.CpuSeconds(); }
 
  private:
   PeerProcess() = default;
   support::TempDir dir_;  // declared first: removed after the child stops
-  std::unique_ptr<ChildProcess> child_;
+  support::Process child_;
   uint16_t port_ = 0;
 };
 

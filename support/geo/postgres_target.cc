@@ -18,9 +18,9 @@
 #include <pqxx/pqxx>
 #include <unistd.h>
 
-#include "support/child_process.h"
 #include "support/geo/geo_peers.h"
 #include "support/postgres.h"
+#include "support/process.h"
 
 namespace skiff::bench::geo {
 namespace {
@@ -143,7 +143,7 @@ class Backends {
   double CpuSeconds() {
     std::lock_guard lock(mu_);
     double sum = 0;
-    for (int pid : pids_) sum += CpuSecondsOf(pid);
+    for (int pid : pids_) sum += support::CpuSecondsOf(pid);
     return sum;
   }
 

@@ -13,8 +13,8 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include "support/child_process.h"
 #include "support/geo/geo_peers.h"
+#include "support/process.h"
 #include "support/temp_dir.h"
 
 namespace skiff::bench::geo {
@@ -224,7 +224,7 @@ class SqliteTarget final : public GeoTarget {
     return *pages * *size;
   }
 
-  double ServerCpu() override { return ProcessCpuSeconds(); }
+  double ServerCpu() override { return support::ProcessCpuSeconds(); }
 
  private:
   std::unique_ptr<support::TempDir> dir_;

@@ -19,11 +19,12 @@ TEST(StatusTest, CarriesCodeAndMessage) {
 }
 
 TEST(StatusTest, CodeNamesRoundTrip) {
-  for (int c = 0; c <= static_cast<int>(StatusCode::kInternal); ++c) {
+  for (int c = 0; c <= static_cast<int>(StatusCode::kOutcomeUnknown); ++c) {
     auto code = static_cast<StatusCode>(c);
     EXPECT_EQ(StatusCodeFromName(StatusCodeName(code)), code);
   }
   EXPECT_EQ(StatusCodeFromName("no_such_code"), std::nullopt);
+  EXPECT_EQ(StatusCodeName(StatusCode::kOutcomeUnknown), "outcome_unknown");
 }
 
 TEST(ResultTest, HoldsValueOrError) {

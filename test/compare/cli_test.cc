@@ -89,7 +89,29 @@ TEST(CliTest, ExitCodes) {
   EXPECT_EQ(Invoke({Golden("real_base.json"), Golden("real_slower30.json")}).code, 0);
   EXPECT_EQ(
       Invoke({"--fail-on-slower", Golden("real_base.json"), Golden("real_slower30.json")}).code, 4);
-  EXPECT_EQ(Invoke({"--bogus"}).code, 3);
+  EXPECT_EQ(Invoke({"--bogus"}).code, 64);  // the suite's usage code
+  EXPECT_EQ(Invoke({"--filters", "sqlite"}).code, 64);
+  EXPECT_EQ(Invoke({"--filters", "sqlite", "postgres", "a.json", "b.json"}).code, 64);
+}
+
+TEST(CliTest, FiltersCompareTwoStoresOfOneRun) {
+  Outcome o = Invoke({"--filters", "sqlite", "postgres", Golden("hand_two_stores.json")});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("BM_WriteOne/*/real_time"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("shown, not judged"), std::string::npos) << o.out;
+  EXPECT_EQ(Invoke({"--filters", "(", "x", Golden("hand_two_stores.json")}).code, 64);
+}
+
+TEST(CliTest, OneNotePerCause) {
+  Outcome o = Invoke({Golden("hand_noisy_base.json"), Golden("hand_noisy_head.json")});
+  EXPECT_EQ(o.code, 0);
+  size_t lines = 0;
+  for (size_t at = o.out.find("coefficient of variation above"); at != std::string::npos;
+       at = o.out.find("coefficient of variation above", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << o.out;
+  EXPECT_NE(o.out.find("no verdict: 8 compared (8 unstable)"), std::string::npos) << o.out;
 }
 
 TEST(CliTest, BadInputSaysWhichFileAndWhy) {

@@ -59,7 +59,7 @@ TEST(JudgeTimesTest, SpreadAboveMaxCvIsUnstable) {
   std::vector<double> noisy = {100, 130, 80, 120, 90, 140, 70, 110, 95};
   TimeRow r = JudgeTimes("x", kSteady, noisy, Settings{});
   EXPECT_EQ(r.verdict, Verdict::kUnstable);
-  EXPECT_NE(r.note.find("HEAD"), std::string::npos);
+  EXPECT_NE(r.note().find("HEAD"), std::string::npos);
   Settings tolerant;
   tolerant.max_cv_pct = 50;
   EXPECT_NE(JudgeTimes("x", kSteady, noisy, tolerant).verdict, Verdict::kUnstable);
@@ -83,7 +83,7 @@ TEST(JudgeTimesTest, TooFewRepetitions) {
   std::vector<double> three = {100, 101, 99};
   TimeRow r = JudgeTimes("x", three, Scaled(three, 2), Settings{});
   EXPECT_EQ(r.verdict, Verdict::kTooFewRepetitions);
-  EXPECT_NE(r.note.find("cannot reach"), std::string::npos);
+  EXPECT_NE(r.note().find("cannot reach"), std::string::npos);
   std::vector<double> four = {100, 101, 99, 100.5};
   EXPECT_EQ(JudgeTimes("x", four, Scaled(four, 2), Settings{}).verdict, Verdict::kSlower);
   Settings more;

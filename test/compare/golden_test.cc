@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "compare/comparison.h"
+#include "compare/mann_whitney.h"
 #include "compare/merge.h"
+#include "compare/report.h"
 #include "compare/run.h"
 
 namespace skiff::compare {
@@ -187,7 +189,7 @@ TEST(GoldenTest, OneRepetitionIsTooFew) {
   const TimeRow* r = Row(c, "BM_Sum/1000");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->verdict, Verdict::kTooFewRepetitions);
-  EXPECT_NE(r->note.find("1 vs 1"), std::string::npos);
+  EXPECT_NE(r->note().find("1 vs 1"), std::string::npos);
   EXPECT_FALSE(r->p_value.has_value());
   EXPECT_EQ(c.exit_code, ExitCode::kOk);
 }
@@ -200,8 +202,113 @@ TEST(GoldenTest, AggregatesOnlyRunUsesMedianRows) {
   EXPECT_EQ(b->real_ns.size(), 1u);
   Comparison c = Compare(run, run, Settings{});
   EXPECT_EQ(VerdictOf(c, "BM_Sum/1000"), Verdict::kTooFewRepetitions);
-  EXPECT_NE(Row(c, "BM_Sum/1000")->note.find("aggregates only"), std::string::npos);
+  EXPECT_NE(Row(c, "BM_Sum/1000")->note().find("aggregates only"), std::string::npos);
   EXPECT_TRUE(c.counter_changes.empty());
+}
+
+// A scenario cut short by its wall-time budget has the budget as its time,
+// whatever its speed: every HEAD run here was capped after 64.6 % fewer
+// operations, and per iteration the change is +0.9 %, "same". Its rate
+// (items_per_second) is what shows the slowdown.
+TEST(GoldenTest, CappedScenarioIsJudgedByItsRate) {
+  const auto base = Load("hand_e2e_uncapped.json");
+  const auto head = Load("hand_e2e_capped.json");
+  const std::string name = "set-small/pipelined/sqlite/commit/manual_time";
+  const TimeRow per_iteration =
+      JudgeTimes(name, base.Find(name)->real_ns, head.Find(name)->real_ns, Settings{});
+  EXPECT_EQ(per_iteration.verdict, Verdict::kSame);
+  EXPECT_NEAR(*per_iteration.diff_pct, 0.9, 0.1);
+
+  Comparison c = Compare(base, head, Settings{});
+  const TimeRow* r = Row(c, name);
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE(r->per_item);
+  EXPECT_EQ(r->verdict, Verdict::kSlower);
+  EXPECT_GT(*r->diff_pct, 150);  // 13.5 us per operation became 38.5 us
+  EXPECT_NE(r->note().find("cut short by its time budget in HEAD (5 of 5 runs)"), std::string::npos)
+      << r->note();
+  // The uncapped case beside it is judged the same way and unchanged.
+  EXPECT_EQ(VerdictOf(c, "get-hot/sequential/sqlite/commit/manual_time"), Verdict::kSame);
+  EXPECT_EQ(c.exit_code, ExitCode::kOk);
+  EXPECT_NE(c.exit_reason.find("1 benchmark(s) slower"), std::string::npos) << c.exit_reason;
+  Settings strict;
+  strict.fail_on_slower = true;
+  EXPECT_EQ(Compare(base, head, strict).exit_code, ExitCode::kSlower);
+}
+
+// The same case as the suite writes it now (real runs of kv_bench: HEAD
+// with 2 requests in flight instead of 32 and a 300 ms cap, so every HEAD run
+// was capped): the time is per operation, so it shows the slowdown by
+// itself, while the scenarios' wall time (wall_s) would call HEAD faster.
+TEST(GoldenTest, SuiteReportsTimePerOperation) {
+  const auto base = Load("real_e2e_uncapped.json");
+  const auto head = Load("real_e2e_capped.json");
+  const std::string name = "set-small/pipelined/memory/commit/iterations:1/manual_time";
+  Comparison c = Compare(base, head, Settings{});
+  const TimeRow* r = Row(c, name);
+  ASSERT_NE(r, nullptr);
+  EXPECT_FALSE(r->per_item);  // no rate in the row: its time is per operation already
+  EXPECT_EQ(r->verdict, Verdict::kSlower);
+  EXPECT_NE(r->note().find("cut short by its time budget in HEAD (5 of 5 runs)"),
+            std::string::npos);
+  // These runs shared the machine with a build (other_cpu_pct about 150):
+  // said, not hidden.
+  EXPECT_NE(r->note().find("ran beside other load"), std::string::npos) << r->note();
+  EXPECT_EQ(CompareFiles("hand_e2e_uncapped.json", "hand_e2e_capped.json")
+                .rows[0]
+                .note()
+                .find("ran beside other load"),
+            std::string::npos);
+  const TimeRow by_wall = JudgeTimes(name, base.Find(name)->counters.at("wall_s"),
+                                     head.Find(name)->counters.at("wall_s"), Settings{});
+  EXPECT_LT(*by_wall.diff_pct, -50);
+}
+
+// "All clear" says how much it rests on, and a note shared by many rows is
+// one line.
+TEST(GoldenTest, AllClearSaysHowMuchWasJudged) {
+  EXPECT_EQ(CompareFiles("real_base.json", "real_rerun.json").exit_reason,
+            "all clear: 2 compared (2 same)");
+  Comparison c = CompareFiles("hand_noisy_base.json", "hand_noisy_head.json");
+  EXPECT_EQ(c.exit_code, ExitCode::kOk);
+  EXPECT_EQ(c.exit_reason, "no verdict: 8 compared (8 unstable)");
+  const std::vector<NoteGroup> notes = GroupNotes(c);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].benchmarks.size(), 8u);
+  Comparison mixed = CompareFiles("hand_base.json", "hand_unstable.json");
+  EXPECT_NE(mixed.exit_reason.find("3 compared (1 same, 1 slower, 1 unstable)"), std::string::npos)
+      << mixed.exit_reason;
+}
+
+// The hint names a repetition count that can reach a verdict.
+TEST(GoldenTest, RepetitionHintCanReachAVerdict) {
+  Comparison c = CompareFiles("real_ok3.json", "real_errored3.json");
+  const TimeRow* r = Row(c, "BM_Sum/1000");
+  ASSERT_NE(r, nullptr);
+  EXPECT_NE(r->note().find("run --benchmark_repetitions=4 or more"), std::string::npos)
+      << r->note();
+  EXPECT_LT(SmallestPValue(4, 4), Settings{}.alpha);
+  Settings strict;
+  strict.alpha = 0.01;
+  EXPECT_EQ(RepetitionsForVerdict(strict), 5);
+  EXPECT_LT(SmallestPValue(5, 5), strict.alpha);
+  EXPECT_GE(SmallestPValue(4, 4), strict.alpha);
+}
+
+// Two stores of one run, side by side (--filters): paired by name with the
+// store replaced by "*"; their counters differ by nature and fail nothing.
+TEST(GoldenTest, TwoStoresWithinOneRun) {
+  auto sides = SplitRun(Load("hand_two_stores.json"), "sqlite", "postgres");
+  ASSERT_TRUE(sides.ok()) << sides.status();
+  Settings within;
+  within.within_run = true;
+  Comparison c = Compare(sides->first, sides->second, within);
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_EQ(VerdictOf(c, "BM_WriteOne/*/real_time"), Verdict::kSlower);
+  EXPECT_NEAR(*Row(c, "BM_WriteOne/*/real_time")->diff_pct, 740, 1);
+  EXPECT_EQ(c.counter_changes.size(), 2u);  // statements_per_write 1 vs 2
+  EXPECT_EQ(c.exit_code, ExitCode::kOk);
+  EXPECT_FALSE(SplitRun(Load("hand_two_stores.json"), "(", "postgres").ok());
 }
 
 TEST(GoldenTest, MalformedFilesAreBadInput) {

@@ -86,6 +86,29 @@ TEST(AddAtPathTest, Int64OverflowIsTooLargeAndLeavesDocAlone) {
             StatusCode::kTooLarge);
 }
 
+TEST(AddAtPathTest, AnIntegerDeltaPast64BitsNeverTurnsTheCounterIntoADouble) {
+  // 2^64 and 1e19 parse as doubles (no 64-bit integer holds them); the
+  // counter stays an integer and the add is too_large, like an overflow.
+  for (const char* delta : {"18446744073709551616", "1e19", "-9223372036854775809", "1e300"}) {
+    Value doc = {{"n", 5}};
+    const Value before = doc;
+    Result<Value> r = AddAtPath(doc, {"n"}, Value::parse(delta));
+    EXPECT_EQ(r.status().code(), StatusCode::kTooLarge) << delta;
+    EXPECT_EQ(doc, before) << delta;
+    EXPECT_TRUE(doc["n"].is_number_integer());
+  }
+  // A missing counter is created from 0 by the same rule.
+  Value empty = Value::object();
+  EXPECT_EQ(AddAtPath(empty, {"n"}, Value::parse("18446744073709551616")).status().code(),
+            StatusCode::kTooLarge);
+  // A delta written with a zero fraction is still an integer step.
+  Value doc = {{"n", kMax - 3}};
+  Result<Value> r = AddAtPath(doc, {"n"}, Value::parse("3.0"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->is_number_integer());
+  EXPECT_EQ(r->get<int64_t>(), kMax);
+}
+
 TEST(AddAtPathTest, FractionalOperandMakesADouble) {
   Value doc = {{"n", 1}};
   Result<Value> r = AddAtPath(doc, {"n"}, 0.5);

@@ -7,6 +7,7 @@
 // delta (each JSON text), then one path key per remaining line. A document
 // that does not parse stands for a missing one (null), as in the server.
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -91,15 +92,21 @@ void CheckAdd(const Value& doc, const skiff::doc::Path& path, const Value& delta
   if (node != nullptr && !node->is_null()) old = *node;
   SKIFF_CHECK(old.is_number());
 
-  // Integers stay integers and are exact; any floating-point side makes a
-  // floating-point sum.
-  if (old.is_number_float() || delta.is_number_float()) {
+  // Integers stay integers and are exact; a delta without a fraction is an
+  // integer however it was written (protocol.md, add); a stored or delta
+  // number with a fraction makes a floating-point sum.
+  Value step = delta;
+  if (!old.is_number_float() && step.is_number_float() &&
+      std::trunc(step.get<double>()) == step.get<double>()) {
+    step = Value(static_cast<int64_t>(step.get<double>()));
+  }
+  if (old.is_number_float() || step.is_number_float()) {
     SKIFF_CHECK(sum->is_number_float());
-    SKIFF_CHECK(sum->get<double>() == old.get<double>() + delta.get<double>());
+    SKIFF_CHECK(sum->get<double>() == old.get<double>() + step.get<double>());
   } else {
     SKIFF_CHECK(sum->is_number_integer());
     int64_t expected = 0;
-    SKIFF_CHECK(!__builtin_add_overflow(old.get<int64_t>(), delta.get<int64_t>(), &expected));
+    SKIFF_CHECK(!__builtin_add_overflow(old.get<int64_t>(), step.get<int64_t>(), &expected));
     SKIFF_CHECK(sum->get<int64_t>() == expected);
   }
 

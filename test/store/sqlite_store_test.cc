@@ -48,9 +48,9 @@ TEST(SqliteStoreTest, WalStaysBoundedUnderSustainedWrites) {
     ASSERT_OK((*store)->Write(MakeBatch(i, 20)));
     largest = std::max(largest, SizeOf(path + "-wal"));
   }
-  // 4000 pages of 4 KiB before the writer checkpoints, plus what one
-  // background round lets through.
-  EXPECT_LT(largest, uintmax_t{40} << 20);
+  // 4000 pages of 4 KiB before the writer checkpoints, plus one commit:
+  // a bound of the design, whatever the machine's load.
+  EXPECT_LT(largest, uintmax_t{17} << 20);
   auto value = (*store)->Get("docs", "k0-0");
   ASSERT_OK(value);
   EXPECT_TRUE(value->has_value());

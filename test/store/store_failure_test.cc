@@ -20,15 +20,8 @@ TEST(PostgresFailureTest, LostConnectionIsAnErrorThenReconnects) {
   Store& store = fixture->store();
   ASSERT_OK(store.Put("docs", "before", "1"));
 
-  {  // Kill the store's backend from outside, as a restarted server would.
-    pqxx::connection admin(fixture->pg_admin_url());
-    pqxx::nontransaction tx(admin);
-    pqxx::result r = tx.exec_params(
-        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-        "WHERE application_name = $1",
-        fixture->pg_schema());
-    ASSERT_EQ(r[0][0].as<int>(), 1);
-  }
+  // Kill the store's backend from outside, as a restarted server would.
+  ASSERT_EQ(test::KillStoreBackends(*fixture), 1);
 
   // The call that meets the dead connection fails cleanly...
   auto during = store.Get("docs", "before");

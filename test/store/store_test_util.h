@@ -3,11 +3,11 @@
 #ifndef SKIFF_TEST_STORE_STORE_TEST_UTIL_H_
 #define SKIFF_TEST_STORE_STORE_TEST_UTIL_H_
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <pqxx/pqxx>
 
 #include "support/postgres.h"
 #include "support/test_store.h"
@@ -27,13 +27,24 @@ inline void OpenOrSkip(const std::string& kind, std::unique_ptr<support::TestSto
   }
   // Missing PostgreSQL is a loud skip, except under CI or when the caller
   // named a server in SKIFF_TEST_POSTGRES_URL: then it is a failure.
-  const char* named = std::getenv("SKIFF_TEST_POSTGRES_URL");
-  if (kind == "postgres" && !support::InCi() && (named == nullptr || *named == '\0') &&
-      opened.status().code() == StatusCode::kUnavailable) {
+  if (support::MaySkipMissingStore(kind, opened.status())) {
     GTEST_SKIP() << "*** PostgreSQL not available, PostgreSQL cases NOT run: "
                  << opened.status().ToString();
   }
   FAIL() << "cannot open the " << kind << " store: " << opened.status().ToString();
+}
+
+// Ends the PostgreSQL backends of every store opened on `fixture`'s schema
+// (found by their application_name), as a network cut or a restarted server
+// would. Returns how many were ended.
+inline int KillStoreBackends(const support::TestStore& fixture) {
+  pqxx::connection admin(fixture.pg_admin_url());
+  pqxx::nontransaction tx(admin);
+  pqxx::result r = tx.exec_params(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+      "WHERE application_name = $1",
+      fixture.pg_schema());
+  return r[0][0].as<int>();
 }
 
 }  // namespace skiff::test

@@ -7,6 +7,8 @@
 #include <set>
 #include <thread>
 
+#include "support/faulty_store.h"
+
 #include "test/store/store_test_util.h"
 
 namespace skiff::sync {
@@ -133,6 +135,29 @@ TEST_P(SyncEngineTest, BadPushesAreRejectedBeforeAnythingIsQueued) {
   for (uint64_t i = 1; i <= 1001; ++i) huge.push_back(Row(i, "k", "team", "1"));
   EXPECT_STATUS(PushNow(alice_, "p", huge), kTooLarge);
   EXPECT_EQ(engine_->cursor(), 0u);
+}
+
+TEST_P(SyncEngineTest, SeqsFrom2To63AreRefusedOnEveryStoreAndTheDeviceGoesOn) {
+  const uint64_t top = store::kMaxDeviceSeq;  // 2^63 - 1, the largest stored
+  auto refused = PushNow(alice_, "p", {Row(top + 1, "a", "team", "1")});
+  EXPECT_STATUS(refused, kBadRequest);
+  EXPECT_NE(refused.status().message().find("2^63"), std::string::npos) << refused.status();
+  EXPECT_STATUS(PushNow(alice_, "p", {Row(UINT64_MAX, "a", "team", "1")}), kBadRequest);
+  EXPECT_EQ(engine_->cursor(), 0u);
+  // Nothing of the refused push was recorded: the device's next real change
+  // is applied, not skipped as a retry.
+  auto next = PushNow(alice_, "p", {Row(1, "a", "team", "1")});
+  ASSERT_OK(next);
+  EXPECT_EQ(next->applied, 1u);
+  // The largest seq is stored and read back exactly, on every store.
+  auto last = PushNow(alice_, "p", {Row(top, "b", "team", "2")});
+  ASSERT_OK(last);
+  EXPECT_EQ(last->applied, 1u);
+  EXPECT_EQ(last->last_seq, top);
+  auto device = fixture_->store().GetDevice("p");
+  ASSERT_OK(device);
+  ASSERT_TRUE(device->has_value());
+  EXPECT_EQ((*device)->last_seq, top);
 }
 
 TEST_P(SyncEngineTest, PullShowsOnlyVisibleGroupsAndPages) {
@@ -313,33 +338,17 @@ TEST_P(SyncEngineTest, AnotherGroupCannotTouchYourRow) {
   EXPECT_EQ(PulledKeys(alice_, 0), (std::vector<std::string>{"plan"}));
 }
 
-// Passes a write through, then reports it failed: a commit whose outcome was
-// lost with the connection.
-class LosesCommitOutcome : public store::StoreWrapper {
- public:
-  using StoreWrapper::StoreWrapper;
-  Status Write(const store::WriteBatch& batch) override {
-    if (refuse_next_.exchange(false)) return Unavailable("disk full");
-    Status s = StoreWrapper::Write(batch);
-    if (s.ok() && lose_next_.exchange(false)) return Unavailable("commit outcome unknown");
-    return s;
-  }
-  std::atomic<bool> lose_next_{false};
-  std::atomic<bool> refuse_next_{false};
-};
-
-TEST_P(SyncEngineTest, ACommitWhoseOutcomeWasLostIsPublishedNotRepeated) {
-  LosesCommitOutcome& faulty = StartEngineWrapped<LosesCommitOutcome>();
+TEST_P(SyncEngineTest, ACommitOfUnknownOutcomeIsReportedSoAndPublishedIfItLanded) {
+  auto& faulty = StartEngineWrapped<support::FaultyStore>();
 
   std::optional<Result<WaitReply>> answer;
   engine_->Wait(bob_, 0, 30s, [&](Result<WaitReply> r) { answer = r; });
-  faulty.lose_next_ = true;
-  // The engine asks the store what landed: the push did, so it is published
-  // and acknowledged rather than reported failed (and its ids never reused).
+  faulty.ApplyThenLose(OutcomeUnknown("connection lost at COMMIT, check failed"));
+  // The store could not tell: neither success nor "nothing changed" would be
+  // true, so the pusher hears exactly that. The engine reads what landed:
+  // the change did, so it is published (its ids are never reused).
   auto lost = PushNow(alice_, "phone", {Row(1, "a", "team", "1")});
-  ASSERT_OK(lost);
-  EXPECT_EQ(lost->applied, 1u);
-  EXPECT_EQ(lost->cursor, 1u);
+  EXPECT_STATUS(lost, kOutcomeUnknown);
   EXPECT_EQ(engine_->cursor(), 1u);
   ASSERT_TRUE(answer.has_value());
   EXPECT_TRUE((*answer)->changed);
@@ -354,8 +363,8 @@ TEST_P(SyncEngineTest, ACommitWhoseOutcomeWasLostIsPublishedNotRepeated) {
 }
 
 TEST_P(SyncEngineTest, AFailedCommitIsReportedAndItsIdsReused) {
-  LosesCommitOutcome& faulty = StartEngineWrapped<LosesCommitOutcome>();
-  faulty.refuse_next_ = true;
+  auto& faulty = StartEngineWrapped<support::FaultyStore>();
+  faulty.Refuse(Unavailable("disk full"));
   auto failed = PushNow(alice_, "phone", {Row(1, "a", "team", "1")});
   EXPECT_STATUS(failed, kUnavailable);
   EXPECT_EQ(failed.status().message().find("disk"), std::string::npos);  // store text stays inside
@@ -364,6 +373,25 @@ TEST_P(SyncEngineTest, AFailedCommitIsReportedAndItsIdsReused) {
   ASSERT_OK(retry);
   EXPECT_EQ(retry->applied, 1u);
   EXPECT_EQ(retry->cursor, 1u);
+}
+
+TEST_P(SyncEngineTest, AnotherWritersCommitIsNeverTakenForOurs) {
+  auto& faulty = StartEngineWrapped<support::FaultyStore>();
+  // While our commit fails, another writer commits a change with the very
+  // sync id ours would have had. The cursor then moves exactly as if ours
+  // had landed; the engine must still report ours failed.
+  store::WriteBatch other;
+  other.AppendChange({1, "team", "tasks", "theirs", "\"B\""});
+  faulty.OtherWriterThenRefuse(std::move(other), Unavailable("connection lost, nothing applied"));
+  auto ours = PushNow(alice_, "phone", {Row(1, "ours", "team", "\"A\"")});
+  EXPECT_STATUS(ours, kUnavailable);
+  EXPECT_EQ(faulty.faults_met(), 1);
+  // The retry is applied, after the other writer's change.
+  auto retry = PushNow(alice_, "phone", {Row(1, "ours", "team", "\"A\"")});
+  ASSERT_OK(retry);
+  EXPECT_EQ(retry->applied, 1u);
+  EXPECT_EQ(retry->cursor, 2u);
+  EXPECT_EQ(PulledKeys(alice_, 0), (std::vector<std::string>{"theirs", "ours"}));
 }
 
 // Holds the first write until released, so pushes queued meanwhile share the

@@ -25,3 +25,14 @@ if(SKIFF_BUILD_BENCH)
   target_include_directories(skiff_msgpuck SYSTEM INTERFACE "${MSGPUCK_INCLUDE_DIR}")
   target_link_libraries(skiff_msgpuck INTERFACE "${MSGPUCK_LIBRARY}")
 endif()
+
+# Standalone Asio is header-only; skiff::asio carries its include directory
+# and the definition that selects the standalone flavour.
+find_path(SKIFF_ASIO_INCLUDE_DIR asio.hpp REQUIRED)
+if(NOT TARGET skiff_asio)
+  add_library(skiff_asio INTERFACE)
+  add_library(skiff::asio ALIAS skiff_asio)
+  target_include_directories(skiff_asio SYSTEM INTERFACE "${SKIFF_ASIO_INCLUDE_DIR}")
+  target_compile_definitions(skiff_asio INTERFACE ASIO_STANDALONE)
+  target_link_libraries(skiff_asio INTERFACE Threads::Threads)
+endif()

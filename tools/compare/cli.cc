@@ -31,9 +31,13 @@ Result<int> ParseInt(const std::string& flag, const std::string& text) {
 
 std::string HelpText() {
   return R"(Usage: skiff-compare [OPTIONS] BASE.json HEAD.json
+       skiff-compare [OPTIONS] --filters BASE_RE HEAD_RE RUN.json
 
 Compares two Google Benchmark JSON outputs (--benchmark_out_format=json).
 Benchmarks are matched by run_name; per-repetition rows are the samples.
+With --filters, both sides come from one run: the benchmarks whose name
+matches BASE_RE against those matching HEAD_RE, paired by name with the
+match replaced by "*" (two stores side by side: --filters sqlite postgres).
 
 Options:
   --format table|markdown|json  output format (default table)
@@ -44,16 +48,21 @@ Options:
   --min-repetitions N    fewer samples per side give "too few repetitions" (default 3)
   --cpu-time             judge cpu_time instead of real_time
   --fail-on-slower       exit 4 when a benchmark is slower
+  --filters BASE_RE HEAD_RE  compare two sets of benchmarks of one run
+  --version              the version of this build
   -h, --help             this text
 
+Times are judged per item (1e9 / items_per_second) when both sides report a
+rate in every sample, else per iteration (real_time, or cpu_time).
 Verdicts: faster / slower need both p < alpha and a change >= threshold;
 unstable when CV > max-cv on either side; too few repetitions when a side has
 fewer than N samples or the test cannot reach alpha with that many.
 Deterministic counters (context.skiff_counter_kinds) must be equal (relative
 tolerance 1e-9); info counters are shown, never judged.
 
-Exit codes (the first that applies wins):
-  3  bad input: unreadable file, malformed JSON, wrong shape, bad arguments
+Exit codes (the first that applies wins; the suite's scheme, docs/benchmarks.md):
+  64 bad arguments
+  3  bad input: unreadable file, malformed JSON, wrong shape
   2  a benchmark errored in HEAD or was removed from HEAD
   1  a deterministic counter changed
   4  a benchmark is slower and --fail-on-slower was given
@@ -82,6 +91,17 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
     };
     if (arg == "-h" || arg == "--help") {
       o.help = true;
+    } else if (arg == "--version") {
+      o.version = true;
+    } else if (arg == "--filters") {
+      if (has_value) return BadRequest("--filters takes two values: --filters BASE_RE HEAD_RE");
+      if (i + 2 >= args.size()) return BadRequest("--filters needs BASE_RE and HEAD_RE");
+      o.base_filter = args[++i];
+      o.head_filter = args[++i];
+      if (o.base_filter.empty() || o.head_filter.empty()) {
+        return BadRequest("--filters needs two non-empty patterns");
+      }
+      o.settings.within_run = true;
     } else if (arg == "--format") {
       auto v = take();
       if (!v.ok()) return v.status();
@@ -125,7 +145,15 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
       positional.push_back(arg);
     }
   }
-  if (o.help) return o;
+  if (o.help || o.version) return o;
+  if (o.settings.within_run) {
+    if (positional.size() != 1) {
+      return BadRequest("with --filters, expected one RUN.json, got " +
+                        std::to_string(positional.size()) + " file argument(s)");
+    }
+    o.base_path = o.head_path = positional[0];
+    return o;
+  }
   if (positional.size() != 2) {
     return BadRequest("expected BASE.json and HEAD.json, got " + std::to_string(positional.size()) +
                       " file argument(s)");
@@ -137,14 +165,19 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
 
 int RunCompareCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   constexpr int kBadInput = static_cast<int>(ExitCode::kBadInput);
+  constexpr int kUsage = static_cast<int>(ExitCode::kUsage);
   auto options = ParseCliOptions(args);
   if (!options.ok()) {
     err << "skiff-compare: " << options.status().message() << "\n"
         << "Try skiff-compare --help.\n";
-    return kBadInput;
+    return kUsage;
   }
   if (options->help) {
     out << HelpText();
+    return 0;
+  }
+  if (options->version) {
+    out << "skiff-compare " << SKIFF_VERSION << "\n";
     return 0;
   }
   auto base = LoadRun(options->base_path);
@@ -152,13 +185,26 @@ int RunCompareCli(const std::vector<std::string>& args, std::ostream& out, std::
     err << "skiff-compare: " << base.status().message() << "\n";
     return kBadInput;
   }
-  auto head = LoadRun(options->head_path);
+  ReportLabels labels{options->base_path, options->head_path};
+  Result<Run> head = Run{};
+  if (options->settings.within_run) {
+    auto sides = SplitRun(*base, options->base_filter, options->head_filter);
+    if (!sides.ok()) {
+      err << "skiff-compare: " << sides.status().message() << "\n";
+      return kUsage;
+    }
+    *base = std::move(sides->first);
+    head = std::move(sides->second);
+    labels = {options->base_filter + " in " + options->base_path,
+              options->head_filter + " in " + options->base_path};
+  } else {
+    head = LoadRun(options->head_path);
+  }
   if (!head.ok()) {
     err << "skiff-compare: " << head.status().message() << "\n";
     return kBadInput;
   }
   Comparison c = Compare(*base, *head, options->settings);
-  ReportLabels labels{options->base_path, options->head_path};
   switch (options->format) {
     case Format::kTable:
       out << RenderTable(c, labels);

@@ -21,7 +21,11 @@ struct CliOptions {
   std::string head_path;
   Format format = Format::kTable;
   Settings settings;
+  // --filters BASE_RE HEAD_RE: both sides from the one file in base_path.
+  std::string base_filter;
+  std::string head_filter;
   bool help = false;
+  bool version = false;
 };
 
 // Parses arguments (without the program name). Bad arguments give a

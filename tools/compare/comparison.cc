@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <regex>
 #include <set>
 
 #include "compare/format.h"
@@ -96,41 +98,145 @@ void NoteProblem(const BenchmarkResult& r, Side side, Comparison* out) {
   if (r.state == RunState::kSkipped) out->skipped.push_back({r.name, side, r.error_message});
 }
 
+// "8 compared (6 same, 2 unstable)": how much of the comparison a verdict
+// rests on, so "all clear" never hides that nothing could be judged.
+std::string JudgedSummary(const Comparison& c, size_t* judged) {
+  std::map<Verdict, size_t> counts;
+  for (const TimeRow& r : c.rows) ++counts[r.verdict];
+  *judged = counts[Verdict::kSame] + counts[Verdict::kFaster] + counts[Verdict::kSlower];
+  std::string parts;
+  for (Verdict v : {Verdict::kSame, Verdict::kFaster, Verdict::kSlower, Verdict::kUnstable,
+                    Verdict::kTooFewRepetitions}) {
+    if (counts[v] == 0) continue;
+    parts +=
+        (parts.empty() ? "" : ", ") + std::to_string(counts[v]) + " " + std::string(VerdictName(v));
+  }
+  return std::to_string(c.rows.size()) + " compared" + (parts.empty() ? "" : " (" + parts + ")");
+}
+
 void ChooseExitCode(Comparison* c) {
   auto head_errors = std::count_if(c->errored.begin(), c->errored.end(),
                                    [](const Problem& p) { return p.side == Side::kHead; });
-  if (head_errors > 0 || !c->removed.empty()) {
+  const bool removed_fails = !c->settings.within_run && !c->removed.empty();
+  if (head_errors > 0 || removed_fails) {
     c->exit_code = ExitCode::kErrored;
     std::string reason;
     if (head_errors > 0) reason = std::to_string(head_errors) + " benchmark(s) errored in HEAD";
-    if (!c->removed.empty()) {
+    if (removed_fails) {
       reason += (reason.empty() ? "" : ", ") + std::to_string(c->removed.size()) +
                 " benchmark(s) removed from HEAD";
     }
     c->exit_reason = reason;
     return;
   }
-  if (!c->counter_changes.empty()) {
+  if (!c->counter_changes.empty() && !c->settings.within_run) {
     c->exit_code = ExitCode::kCounterChanged;
     c->exit_reason =
         std::to_string(c->counter_changes.size()) + " deterministic counter(s) changed";
     return;
   }
+  size_t judged = 0;
+  const std::string summary = JudgedSummary(*c, &judged);
   auto slower = std::count_if(c->rows.begin(), c->rows.end(),
                               [](const TimeRow& r) { return r.verdict == Verdict::kSlower; });
   if (slower > 0 && c->settings.fail_on_slower) {
     c->exit_code = ExitCode::kSlower;
-    c->exit_reason = std::to_string(slower) + " benchmark(s) slower (--fail-on-slower)";
+    c->exit_reason = std::to_string(slower) + " benchmark(s) slower (--fail-on-slower); " + summary;
     return;
   }
   c->exit_code = ExitCode::kOk;
-  c->exit_reason = slower > 0 ? std::to_string(slower) +
-                                    " benchmark(s) slower, flagged only; no counter changed "
-                                    "and nothing errored"
-                              : "all clear";
+  if (slower > 0) {
+    c->exit_reason = std::to_string(slower) +
+                     " benchmark(s) slower, flagged only; no counter changed and nothing "
+                     "errored; " +
+                     summary;
+  } else if (c->rows.empty()) {
+    c->exit_reason = "no verdict: no benchmark ran on both sides";
+  } else if (judged == 0) {
+    c->exit_reason = "no verdict: " + summary;
+  } else if (judged < c->rows.size()) {
+    c->exit_reason = "nothing slower among the " + std::to_string(judged) + " judged; " + summary;
+  } else {
+    c->exit_reason = "all clear: " + summary;
+  }
+}
+
+// "cut short by its time budget in HEAD (5 of 5 runs)", from the `capped`
+// counter the end-to-end harness sets; empty when neither side was.
+std::string CappedNote(const BenchmarkResult& b, const BenchmarkResult& h) {
+  auto count = [](const BenchmarkResult& r) {
+    size_t n = 0;
+    if (auto it = r.counters.find("capped"); it != r.counters.end()) {
+      for (double v : it->second) n += v > 0 ? 1 : 0;
+    }
+    return n;
+  };
+  const size_t in_base = count(b), in_head = count(h);
+  if (in_base == 0 && in_head == 0) return "";
+  auto side = [](const char* name, size_t n, size_t of) {
+    return std::string(name) + " (" + std::to_string(n) + " of " + std::to_string(of) + " runs)";
+  };
+  std::string where;
+  if (in_base > 0) where = side("BASE", in_base, b.real_ns.size());
+  if (in_head > 0)
+    where += (where.empty() ? "" : " and ") + side("HEAD", in_head, h.real_ns.size());
+  return "cut short by its time budget in " + where;
+}
+
+// "ran beside other load in HEAD": the suite's main measures, per case, how
+// much of a CPU other processes used while it ran (other_cpu_pct); above
+// 25 % a time verdict is doubtful whatever the statistics say.
+std::string NoisyNote(const BenchmarkResult& b, const BenchmarkResult& h) {
+  constexpr double kNoisyPct = 25;
+  auto noisy = [](const BenchmarkResult& r) {
+    auto it = r.counters.find("other_cpu_pct");
+    return it != r.counters.end() && !it->second.empty() && Median(it->second) > kNoisyPct;
+  };
+  const bool in_base = noisy(b), in_head = noisy(h);
+  if (!in_base && !in_head) return "";
+  return std::string("ran beside other load (other processes used over 25% of a CPU) in ") +
+         (in_base && in_head ? "BASE and HEAD"
+          : in_base          ? "BASE"
+                             : "HEAD") +
+         ": its time verdict is doubtful";
 }
 
 }  // namespace
+
+std::string TimeRow::note() const {
+  std::string out;
+  for (const std::string& n : notes) out += (out.empty() ? "" : "; ") + n;
+  return out;
+}
+
+int RepetitionsForVerdict(const Settings& settings) {
+  int n = std::max(settings.min_repetitions, 2);
+  while (n < 1000 && SmallestPValue(n, n) >= settings.alpha) ++n;
+  return n;
+}
+
+Result<std::pair<Run, Run>> SplitRun(const Run& run, const std::string& base_pattern,
+                                     const std::string& head_pattern) {
+  std::regex base_re, head_re;
+  try {
+    base_re = std::regex(base_pattern);
+    head_re = std::regex(head_pattern);
+  } catch (const std::regex_error& e) {
+    return BadRequest(std::string("--filters: not a regular expression (") + e.what() + ")");
+  }
+  std::pair<Run, Run> sides;
+  for (auto* side : {&sides.first, &sides.second}) side->counter_kinds = run.counter_kinds;
+  for (const BenchmarkResult& b : run.benchmarks) {
+    for (auto [re, side] : {std::pair{&base_re, &sides.first}, {&head_re, &sides.second}}) {
+      std::smatch m;
+      if (!std::regex_search(b.name, m, *re) || m.length(0) == 0) continue;
+      BenchmarkResult renamed = b;
+      renamed.name = m.prefix().str() + "*" + m.suffix().str();
+      side->benchmarks.push_back(std::move(renamed));
+    }
+  }
+  return sides;
+}
 
 std::string_view VerdictName(Verdict v) {
   switch (v) {
@@ -180,14 +286,18 @@ TimeRow JudgeTimes(std::string_view name, const std::vector<double>& base_ns,
   const int nh = static_cast<int>(row.head.samples);
   if (nb < settings.min_repetitions || nh < settings.min_repetitions) {
     row.verdict = Verdict::kTooFewRepetitions;
-    row.note = std::to_string(nb) + " vs " + std::to_string(nh) + " repetitions, need " +
-               std::to_string(settings.min_repetitions) + " per side";
+    row.notes.push_back(std::to_string(nb) + " vs " + std::to_string(nh) + " repetitions, need " +
+                        std::to_string(settings.min_repetitions) +
+                        " per side (run --benchmark_repetitions=" +
+                        std::to_string(RepetitionsForVerdict(settings)) + " or more)");
     return row;
   }
   if (SmallestPValue(nb, nh) >= settings.alpha) {
     row.verdict = Verdict::kTooFewRepetitions;
-    row.note = std::to_string(nb) + " vs " + std::to_string(nh) + " repetitions cannot reach p < " +
-               FormatNumber(settings.alpha);
+    row.notes.push_back(std::to_string(nb) + " vs " + std::to_string(nh) +
+                        " repetitions cannot reach p < " + FormatNumber(settings.alpha) +
+                        " (run --benchmark_repetitions=" +
+                        std::to_string(RepetitionsForVerdict(settings)) + " or more)");
     return row;
   }
   if (auto test = MannWhitneyU(base_ns, head_ns)) row.p_value = test->p_value;
@@ -204,10 +314,12 @@ TimeRow JudgeTimes(std::string_view name, const std::vector<double>& base_ns,
   const bool dwarfs_noise = std::fabs(change) >= kNoiseMultiple * worst_cv;
   if ((base_noisy || head_noisy) && !(significant && beyond_threshold && dwarfs_noise)) {
     row.verdict = Verdict::kUnstable;
-    row.note = std::string("coefficient of variation above ") + FormatNumber(max_cv) + "% in " +
-               (base_noisy && head_noisy ? "BASE and HEAD"
-                : base_noisy             ? "BASE"
-                                         : "HEAD");
+    row.notes.push_back(std::string("coefficient of variation above ") + FormatNumber(max_cv) +
+                        "% in " +
+                        (base_noisy && head_noisy ? "BASE and HEAD"
+                         : base_noisy             ? "BASE"
+                                                  : "HEAD") +
+                        " (rerun on a quieter machine)");
     return row;
   }
   if (significant && beyond_threshold) {
@@ -233,14 +345,19 @@ Comparison Compare(const Run& base, const Run& head, const Settings& settings) {
       continue;
     }
     if (b->state != RunState::kOk || h.state != RunState::kOk) continue;
-    const auto& base_samples = settings.cpu_time ? b->cpu_ns : b->real_ns;
-    const auto& head_samples = settings.cpu_time ? h.cpu_ns : h.real_ns;
+    const bool per_item = !settings.cpu_time && !b->per_item_ns.empty() && !h.per_item_ns.empty();
+    const auto& base_samples = per_item            ? b->per_item_ns
+                               : settings.cpu_time ? b->cpu_ns
+                                                   : b->real_ns;
+    const auto& head_samples = per_item ? h.per_item_ns : settings.cpu_time ? h.cpu_ns : h.real_ns;
     TimeRow row = JudgeTimes(h.name, base_samples, head_samples, settings);
     row.time_unit = h.time_unit;
+    row.per_item = per_item;
     if (b->from_aggregates || h.from_aggregates) {
-      row.note += std::string(row.note.empty() ? "" : "; ") +
-                  "aggregates only: samples are per-run medians";
+      row.notes.push_back("aggregates only: samples are per-run medians");
     }
+    if (std::string capped = CappedNote(*b, h); !capped.empty()) row.notes.push_back(capped);
+    if (std::string noisy = NoisyNote(*b, h); !noisy.empty()) row.notes.push_back(noisy);
     c.rows.push_back(std::move(row));
     CompareCounters(*b, h, base, head, &c);
   }

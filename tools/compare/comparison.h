@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "compare/run.h"
@@ -32,6 +33,9 @@ struct Settings {
   int min_repetitions = 3;
   bool cpu_time = false;  // judge cpu_time instead of real_time
   bool fail_on_slower = false;
+  // Both sides come from one run (--filters): deterministic counters that
+  // differ and cases on one side only are shown, not failures.
+  bool within_run = false;
 
   double MaxCvPct() const { return max_cv_pct.value_or(threshold_pct); }
 };
@@ -49,13 +53,14 @@ enum class Verdict { kSame, kFaster, kSlower, kUnstable, kTooFewRepetitions };
 std::string_view VerdictName(Verdict v);  // "same", ..., "too few repetitions"
 
 // Exit codes of skiff-compare, highest priority first when several apply:
-// kBadInput > kErrored > kCounterChanged > kSlower > kOk.
+// kUsage > kBadInput > kErrored > kCounterChanged > kSlower > kOk.
 enum class ExitCode {
   kOk = 0,
   kCounterChanged = 1,
   kErrored = 2,  // errored in HEAD, or removed from HEAD
   kBadInput = 3,
   kSlower = 4,  // only with Settings::fail_on_slower
+  kUsage = 64,  // bad arguments (the suite's usage code, docs/benchmarks.md)
 };
 
 struct SideStats {
@@ -72,7 +77,15 @@ struct TimeRow {
   std::optional<double> diff_pct;  // (head - base) / base; none when base is 0
   std::optional<double> p_value;
   Verdict verdict = Verdict::kSame;
-  std::string note;  // why a verdict could not be reached, when it could not
+  // Judged by time per item (1e9 / items_per_second) rather than per
+  // iteration; see Compare().
+  bool per_item = false;
+  // Why a verdict could not be reached, and anything else a reader must know
+  // to trust the row (a run cut short by its budget, aggregates only).
+  std::vector<std::string> notes;
+
+  // The notes joined with "; ".
+  std::string note() const;
 };
 
 struct CounterChange {
@@ -112,7 +125,23 @@ struct Comparison {
   std::string exit_reason;  // one line saying why exit_code was chosen
 };
 
+// Times are judged per item when both sides report items_per_second in every
+// sample (and --cpu-time is not given), else per iteration: a scenario cut
+// short by its wall-time budget has the budget as its time per iteration,
+// whatever its speed, but its rate still says how fast it went.
 Comparison Compare(const Run& base, const Run& head, const Settings& settings);
+
+// The fewest repetitions per side that can reach a verdict under `settings`
+// (at least min_repetitions, and enough for the exact test to reach alpha).
+int RepetitionsForVerdict(const Settings& settings);
+
+// The two sides of one run for --filters: benchmarks whose name matches
+// `base_pattern` (ECMAScript regex, searched) form BASE and those matching
+// `head_pattern` form HEAD, each renamed with its first match replaced by
+// "*" so that "BM_Write/sqlite" and "BM_Write/postgres" pair up as
+// "BM_Write/*". bad_request for an invalid pattern.
+Result<std::pair<Run, Run>> SplitRun(const Run& run, const std::string& base_pattern,
+                                     const std::string& head_pattern);
 
 // The statistics of one side's samples (exposed for tests).
 SideStats Summarize(const std::vector<double>& samples_ns);

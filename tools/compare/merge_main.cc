@@ -1,6 +1,6 @@
 // skiff-merge-runs OUT.json IN.json...: one side's rounds and executables into
 // one benchmark JSON for skiff-compare (see merge.h). Exit 0 on success, 3 on
-// bad input or an unwritable output, like skiff-compare.
+// bad input or an unwritable output, 64 on bad arguments, like skiff-compare.
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -11,9 +11,15 @@
 
 int main(int argc, char** argv) {
   constexpr int kBadInput = 3;
-  if (argc < 3 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cerr << "Usage: skiff-merge-runs OUT.json IN.json [IN.json...]\n";
-    return argc < 3 ? kBadInput : 0;
+  constexpr int kUsage = 64;
+  constexpr char kHelp[] = "Usage: skiff-merge-runs OUT.json IN.json [IN.json...]\n";
+  if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  if (argc < 3) {
+    std::cerr << kHelp;
+    return kUsage;
   }
   std::vector<skiff::compare::MergeInput> inputs;
   for (int i = 2; i < argc; ++i) {

@@ -5,6 +5,7 @@
 #define SKIFF_COMPARE_REPORT_H_
 
 #include <string>
+#include <vector>
 
 #include "compare/comparison.h"
 
@@ -14,6 +15,13 @@ struct ReportLabels {
   std::string base = "BASE";  // usually the file names
   std::string head = "HEAD";
 };
+
+// Rows that share a note, in order of first appearance: one line per cause.
+struct NoteGroup {
+  std::string note;
+  std::vector<std::string> benchmarks;
+};
+std::vector<NoteGroup> GroupNotes(const Comparison& c);
 
 std::string RenderTable(const Comparison& c, const ReportLabels& labels);
 std::string RenderMarkdown(const Comparison& c, const ReportLabels& labels);

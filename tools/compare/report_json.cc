@@ -68,9 +68,17 @@ std::string RenderJson(const Comparison& c, const ReportLabels& labels) {
                     {"diff_pct", Optional(r.diff_pct)},
                     {"p_value", Optional(r.p_value)},
                     {"verdict", JsonVerdict(r.verdict)},
-                    {"note", r.note}});
+                    {"judged", r.per_item   ? "time_per_item"
+                               : s.cpu_time ? "cpu_time"
+                                            : "real_time"},
+                    {"note", r.note()}});
   }
   out["benchmarks"] = std::move(rows);
+  json notes = json::array();
+  for (const NoteGroup& g : GroupNotes(c)) {
+    notes.push_back({{"note", g.note}, {"benchmarks", g.benchmarks}});
+  }
+  out["notes"] = std::move(notes);
   out["counter_changes"] = Counters(c.counter_changes);
   out["new_counters"] = Counters(c.new_counters);
   json info = json::array();
@@ -99,6 +107,7 @@ std::string RenderJson(const Comparison& c, const ReportLabels& labels) {
                                             [v](const TimeRow& r) { return r.verdict == v; });
   }
   out["summary"] = std::move(summary);
+  out["settings"]["within_run"] = s.within_run;
   out["exit_code"] = static_cast<int>(c.exit_code);
   out["exit_reason"] = c.exit_reason;
   // Benchmark names and messages come from outside: replace invalid UTF-8

@@ -1,5 +1,6 @@
 // The two human formats share one layout; only the table syntax, headings and
 // lists differ.
+#include <algorithm>
 #include <string>
 
 #include "compare/format.h"
@@ -27,6 +28,10 @@ class Writer {
   std::string out_;
 };
 
+std::string NaturalUnit(double ns) {
+  return ns >= 1e9 ? "s" : ns >= 1e6 ? "ms" : ns >= 1e3 ? "us" : "ns";
+}
+
 std::string SideName(Side s) { return s == Side::kBase ? "BASE" : "HEAD"; }
 
 std::string Cv(const SideStats& s) {
@@ -39,9 +44,9 @@ std::string Render(const Comparison& c, const ReportLabels& labels, bool markdow
   if (markdown) w.Line("### Benchmark comparison");
   w.Line((markdown ? "\n" : "") + std::string("BASE ") + w.Code(labels.base) + " vs HEAD " +
          w.Code(labels.head) + ": median " + (s.cpu_time ? "CPU" : "real") +
-         " time; verdict needs Mann-Whitney p < " + FormatNumber(s.alpha) + " and a change of " +
-         FormatNumber(s.threshold_pct) + "% or more; unstable above " + FormatNumber(s.MaxCvPct()) +
-         "% CV.");
+         " time (per item where both runs report a rate); verdict needs Mann-Whitney p < " +
+         FormatNumber(s.alpha) + " and a change of " + FormatNumber(s.threshold_pct) +
+         "% or more; unstable above " + FormatNumber(s.MaxCvPct()) + "% CV.");
   w.Heading("Times");
   if (c.rows.empty()) {
     w.Line("No benchmark ran on both sides.");
@@ -52,19 +57,24 @@ std::string Render(const Comparison& c, const ReportLabels& labels, bool markdow
       if (markdown && (r.verdict == Verdict::kSlower || r.verdict == Verdict::kFaster)) {
         verdict = "**" + verdict + "**";
       }
-      grid.AddRow({r.benchmark, r.base.samples ? FormatTime(r.base.median_ns, r.time_unit) : "-",
-                   r.head.samples ? FormatTime(r.head.median_ns, r.time_unit) : "-",
+      // A time per item has no unit of its own in the run: pick one that
+      // reads well.
+      const std::string unit =
+          r.per_item ? NaturalUnit(std::min(r.base.median_ns, r.head.median_ns)) : r.time_unit;
+      const std::string per = r.per_item ? "/item" : "";
+      grid.AddRow({r.benchmark, r.base.samples ? FormatTime(r.base.median_ns, unit) + per : "-",
+                   r.head.samples ? FormatTime(r.head.median_ns, unit) + per : "-",
                    FormatPercent(r.diff_pct), FormatPValue(r.p_value),
                    std::to_string(r.base.samples) + "/" + std::to_string(r.head.samples),
                    Cv(r.base) + "/" + Cv(r.head), verdict});
     }
     w.Table(grid);
-    bool any_note = false;
-    for (const TimeRow& r : c.rows) {
-      if (r.note.empty()) continue;
-      if (!any_note) w.Line(markdown ? "\nNotes:\n" : "\nNotes:");
-      any_note = true;
-      w.Item(w.Code(r.benchmark) + ": " + r.note);
+    const std::vector<NoteGroup> groups = GroupNotes(c);
+    if (!groups.empty()) w.Line(markdown ? "\nNotes:\n" : "\nNotes:");
+    for (const NoteGroup& g : groups) {
+      std::string names;
+      for (const std::string& b : g.benchmarks) names += (names.empty() ? "" : ", ") + w.Code(b);
+      w.Item(names + ": " + g.note);
     }
   }
   if (c.deterministic_checked > 0 && c.counter_changes.empty()) {
@@ -72,7 +82,9 @@ std::string Render(const Comparison& c, const ReportLabels& labels, bool markdow
            " compared, all equal.");
   }
   if (!c.counter_changes.empty()) {
-    w.Heading("Deterministic counters changed");
+    w.Heading(s.within_run
+                  ? "Deterministic counters that differ (shown, not judged: two cases of one run)"
+                  : "Deterministic counters changed");
     Grid grid({"Benchmark", "Counter", "Base", "Head"});
     for (const auto& ch : c.counter_changes)
       grid.AddRow({ch.benchmark, ch.counter, ch.base, ch.head});
@@ -101,8 +113,8 @@ std::string Render(const Comparison& c, const ReportLabels& labels, bool markdow
     w.Heading(title);
     for (const auto& n : names) w.Item(w.Code(n));
   };
-  list("Added in HEAD", c.added);
-  list("Removed from HEAD", c.removed);
+  list(s.within_run ? "Only in HEAD" : "Added in HEAD", c.added);
+  list(s.within_run ? "Only in BASE" : "Removed from HEAD", c.removed);
   auto problems = [&](const std::string& title, const std::vector<Problem>& ps) {
     if (ps.empty()) return;
     w.Heading(title);
@@ -117,6 +129,19 @@ std::string Render(const Comparison& c, const ReportLabels& labels, bool markdow
 }
 
 }  // namespace
+
+std::vector<NoteGroup> GroupNotes(const Comparison& c) {
+  std::vector<NoteGroup> groups;
+  for (const TimeRow& r : c.rows) {
+    for (const std::string& note : r.notes) {
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const NoteGroup& g) { return g.note == note; });
+      if (it == groups.end()) it = groups.insert(groups.end(), NoteGroup{note, {}});
+      it->benchmarks.push_back(r.benchmark);
+    }
+  }
+  return groups;
+}
 
 std::string RenderTable(const Comparison& c, const ReportLabels& labels) {
   return Render(c, labels, /*markdown=*/false);

@@ -189,10 +189,16 @@ void AddSamples(const std::vector<const json*>& rows, BenchmarkResult* out) {
     double scale = NanosPerUnit(row->value("time_unit", std::string("ns")));
     out->real_ns.push_back(row->at("real_time").get<double>() * scale);
     out->cpu_ns.push_back(row->at("cpu_time").get<double>() * scale);
+    if (auto rate = row->find("items_per_second");
+        rate != row->end() && rate->is_number() && rate->get<double>() > 0) {
+      out->per_item_ns.push_back(1e9 / rate->get<double>());
+    }
     for (const auto& [key, value] : row->items()) {
       if (value.is_number() && !IsReserved(key)) out->counters[key].push_back(value.get<double>());
     }
   }
+  // A rate that some samples lack is no basis for a judgement.
+  if (out->per_item_ns.size() != out->real_ns.size()) out->per_item_ns.clear();
 }
 
 }  // namespace

@@ -32,6 +32,11 @@ struct BenchmarkResult {
   // aggregate rows, one sample per "median" (else "mean") aggregate row.
   std::vector<double> real_ns;
   std::vector<double> cpu_ns;
+  // One sample per repetition of 1e9 / items_per_second: the time per item
+  // (per operation, per row) when every sample reports a rate; else empty.
+  // A run cut short by a time budget keeps its rate honest where its time
+  // per iteration does not.
+  std::vector<double> per_item_ns;
   bool from_aggregates = false;
   // Counter name -> one value per sample (a counter missing from a row
   // simply has fewer values).

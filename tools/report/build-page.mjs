@@ -1,30 +1,40 @@
 #!/usr/bin/env node
 // Builds the benchmark results page: one self-contained HTML file from a run's
-// JSON (every <family>.json in a directory, plus memory.json when present),
-// optionally compared with a base run's directory.
+// folder (run.json from tools/bench, every <family>.json, memory.json when it
+// belongs to the run), optionally compared with a base run's folder and with
+// a history of runs charted.
 //
-//   tools/report/build-page.mjs [--base DIR] [--out FILE] [--title TEXT] RESULTS_DIR
+//   tools/report/build-page.mjs [--base DIR] [--history FILE] [--out FILE] [--title TEXT] RESULTS_DIR
 //
-// Prints the page's path. Exit 0 on success, 2 on bad arguments, 3 on
-// unreadable or malformed input. Needs `npm ci --prefix tools/report` once.
+// Prints the page's path. Exit 0 on success, 3 on unreadable or malformed
+// input, 64 on bad arguments. Needs `npm ci --prefix tools/report` once.
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { loadHistory } from './lib/history.mjs';
 import { renderPage } from './lib/page.mjs';
-import { attachBase, loadMemory, loadRunDir } from './lib/runs.mjs';
+import { attachBase, loadMemory, loadRecord, loadRunDir } from './lib/runs.mjs';
+
+const kUsage = 'usage: build-page.mjs [--base DIR] [--history FILE] [--out FILE] [--title TEXT] RESULTS_DIR\n';
 
 function usage(message) {
-  if (message) process.stderr.write(`build-page: ${message}\n`);
-  process.stderr.write('usage: build-page.mjs [--base DIR] [--out FILE] [--title TEXT] RESULTS_DIR\n');
-  process.exit(2);
+  if (!message) {
+    process.stdout.write(kUsage);
+    process.exit(0);
+  }
+  process.stderr.write(`build-page: ${message}\n${kUsage}`);
+  process.exit(64);
 }
 
 function parseArgs(argv) {
-  const args = { base: null, out: null, title: 'Skiff benchmark results', results: null };
+  const args = { base: null, history: null, out: null, title: 'Skiff benchmark results', results: null };
   for (let i = 0; i < argv.length; ++i) {
-    const a = argv[i];
-    const value = () => (i + 1 < argv.length ? argv[++i] : usage(`${a} needs a value`));
+    let a = argv[i];
+    let inline = null;
+    if (a.startsWith('--') && a.includes('=')) [a, inline] = [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)];
+    const value = () => inline ?? (i + 1 < argv.length ? argv[++i] : usage(`${a} needs a value`));
     if (a === '--base') args.base = value();
+    else if (a === '--history') args.history = value();
     else if (a === '--out') args.out = value();
     else if (a === '--title') args.title = value();
     else if (a === '-h' || a === '--help') usage();
@@ -40,12 +50,17 @@ function parseArgs(argv) {
 const args = parseArgs(process.argv.slice(2));
 let html;
 try {
-  const families = loadRunDir(args.results);
-  const memory = loadMemory(args.results);
-  if (families.length === 0 && !memory) throw new Error(`${args.results}: no benchmark JSON found`);
+  if (!fs.existsSync(args.results) || !fs.statSync(args.results).isDirectory()) {
+    throw new Error(`${args.results}: not a directory`);
+  }
+  const record = loadRecord(args.results);
+  const families = loadRunDir(args.results, record);
+  const memory = loadMemory(args.results, families, record);
+  if (families.length === 0 && !memory && !record) throw new Error(`${args.results}: no benchmark JSON found`);
   const baseFamilies = args.base ? loadRunDir(args.base) : null;
   attachBase(families, baseFamilies);
-  html = renderPage({ families, memory, baseFamilies, title: args.title });
+  const historyRuns = args.history ? loadHistory(args.history) : null;
+  html = renderPage({ families, memory, baseFamilies, record, historyRuns, title: args.title });
 } catch (e) {
   process.stderr.write(`build-page: ${e.message}\n`);
   process.exit(3);

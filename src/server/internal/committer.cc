@@ -1,6 +1,10 @@
 #include "server/internal/committer.h"
 
+#include <algorithm>
+#include <chrono>
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -17,19 +21,26 @@ constexpr size_t kEagerFlushWrites = 4096;
 }  // namespace
 
 Committer::Committer(store::Store& store, Durability durability,
-                     std::chrono::milliseconds flush_interval)
-    : store_(store), durability_(durability), flush_interval_(flush_interval) {
+                     std::chrono::milliseconds flush_interval, std::chrono::milliseconds stop_grace)
+    : store_(store),
+      durability_(durability),
+      flush_interval_(flush_interval),
+      stop_grace_(stop_grace) {
   thread_ = std::thread([this] { Run(); });
 }
 
-Committer::~Committer() { Stop(); }
+Committer::~Committer() { (void)Stop(); }
 
 uint64_t Committer::Write(std::string table, std::string key, std::optional<std::string> value,
                           Done done) {
+  const size_t bytes = value ? value->size() : 0;
   std::lock_guard<std::mutex> lock(mu_);
   ++queued_seq_;
-  queue_.push_back(
-      {queued_seq_, std::move(table), std::move(key), std::move(value), std::move(done)});
+  const SteadyTime now = std::chrono::steady_clock::now();
+  if (queue_.empty() && written_seq_ + 1 == queued_seq_) oldest_ = now;
+  queue_.push_back({queued_seq_, std::move(table), std::move(key), std::move(value),
+                    std::move(done), false, now});
+  if (durability_ == Durability::kMemory) backlog_bytes_ += bytes;  // commit mode: no backlog
   ++counters_.writes;
   // Commit mode wakes the committer at once: a waiting writer is latency.
   // Memory mode lets writes pile up until the interval or a full queue.
@@ -43,7 +54,10 @@ uint64_t Committer::WriteLatest(std::string table, std::string key) {
   SKIFF_CHECK(durability_ == Durability::kMemory && latest_);
   std::lock_guard<std::mutex> lock(mu_);
   ++queued_seq_;
-  queue_.push_back({queued_seq_, std::move(table), std::move(key), std::nullopt, nullptr, true});
+  const SteadyTime now = std::chrono::steady_clock::now();
+  if (queue_.empty() && written_seq_ + 1 == queued_seq_) oldest_ = now;
+  queue_.push_back(
+      {queued_seq_, std::move(table), std::move(key), std::nullopt, nullptr, true, now});
   ++counters_.writes;
   if (queue_.size() >= kEagerFlushWrites) work_cv_.notify_one();
   return queued_seq_;
@@ -65,15 +79,17 @@ Status Committer::Flush() {
   return last_status_;
 }
 
-void Committer::Stop() {
+Status Committer::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
+    if (stopping_) return stop_status_;
     stopping_ = true;
   }
   work_cv_.notify_one();
   if (thread_.joinable()) thread_.join();
   flushed_cv_.notify_all();
+  std::lock_guard<std::mutex> lock(mu_);
+  return stop_status_;
 }
 
 CommitterCounters Committer::counters() const {
@@ -81,16 +97,35 @@ CommitterCounters Committer::counters() const {
   return counters_;
 }
 
+CommitterBacklog Committer::backlog() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  CommitterBacklog b;
+  b.writes = queued_seq_ - written_seq_;
+  b.bytes = backlog_bytes_;
+  if (b.writes > 0) b.oldest = std::chrono::steady_clock::now() - oldest_;
+  b.failing = failing_;
+  return b;
+}
+
 void Committer::Run() {
   std::vector<Pending> batch;
   std::unique_lock<std::mutex> lock(mu_);
+  // Memory mode, after a failed flush: when to try again, and at Stop how
+  // long to keep trying.
+  std::optional<SteadyTime> retry_at;
+  std::optional<SteadyTime> give_up_at;
   for (;;) {
     auto ready = [&] {
       return stopping_ || flush_requested_ ||
              (durability_ == Durability::kCommit ? !queue_.empty()
                                                  : queue_.size() >= kEagerFlushWrites);
     };
-    if (durability_ == Durability::kCommit) {
+    if (retry_at) {
+      // A failing store is tried again after the interval, also while
+      // stopping, instead of at once in a loop.
+      work_cv_.wait_until(lock, *retry_at, [&] { return flush_requested_; });
+      retry_at.reset();
+    } else if (durability_ == Durability::kCommit) {
       work_cv_.wait(lock, ready);
     } else {
       work_cv_.wait_for(lock, flush_interval_, ready);
@@ -108,18 +143,36 @@ void Committer::Run() {
     lock.unlock();
     Status status = Commit(batch);
     lock.lock();
-    if (!status.ok() && durability_ == Durability::kMemory && !stopping_) {
-      // Memory mode acknowledged these writes already: keep them, in order,
-      // ahead of anything queued since, and try again next interval.
-      batch.insert(batch.end(), std::make_move_iterator(queue_.begin()),
-                   std::make_move_iterator(queue_.end()));
-      queue_.swap(batch);
-      batch.clear();
-      last_status_ = status;
-      ++counters_.failures;
-      ++failed_attempts_;
-      flushed_cv_.notify_all();
-      continue;
+    failing_ = !status.ok();
+    if (!status.ok() && durability_ == Durability::kMemory) {
+      const SteadyTime now = std::chrono::steady_clock::now();
+      if (stopping_ && !give_up_at) give_up_at = now + stop_grace_;
+      if (!give_up_at || now < *give_up_at) {
+        // Memory mode acknowledged these writes already: keep them, in
+        // order, ahead of anything queued since, and try again.
+        batch.insert(batch.end(), std::make_move_iterator(queue_.begin()),
+                     std::make_move_iterator(queue_.end()));
+        queue_.swap(batch);
+        batch.clear();
+        last_status_ = status;
+        ++counters_.failures;
+        ++failed_attempts_;
+        flushed_cv_.notify_all();
+        retry_at = now + std::min<std::chrono::nanoseconds>(flush_interval_,
+                                                            std::chrono::milliseconds(200));
+        continue;
+      }
+      // Stopping, and the store failed for all of stop_grace: these
+      // acknowledged writes are lost. Say exactly which.
+      std::string named;
+      for (size_t i = 0; i < batch.size() && i < 20; ++i) {
+        named += (i ? ", " : "") + batch[i].table + "/" + batch[i].key;
+      }
+      stop_status_ =
+          Status(StatusCode::kUnavailable,
+                 std::to_string(batch.size()) +
+                     " acknowledged writes could not be written to the store (" + status.message() +
+                     "): " + named + (batch.size() > 20 ? ", ..." : ""));
     }
     if (status.ok()) {
       ++counters_.transactions;
@@ -135,6 +188,10 @@ void Committer::Run() {
     lock.lock();
     written_seq_ += batch.size();
     written_through_.store(written_seq_, std::memory_order_release);
+    if (durability_ == Durability::kMemory) {
+      for (const Pending& p : batch) backlog_bytes_ -= p.value ? p.value->size() : 0;
+    }
+    if (!queue_.empty()) oldest_ = queue_.front().queued;
     batch.clear();
     flushed_cv_.notify_all();
   }

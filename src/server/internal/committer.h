@@ -13,10 +13,14 @@
 //
 // Writes are numbered in queue order from 1. Each write's `done` (may be
 // empty) runs on the committer thread, with that number, once its
-// transaction committed or failed for good; written() then covers it. Durability kCommit: a write
-// is tried once. kMemory: the caller acknowledged already, so the queue is written at least every
-// `flush_interval` and a failed flush is retried
-// (`done` runs after the retry succeeds), never dropped, until Stop.
+// transaction committed or failed for good; written() then covers it.
+// Durability kCommit: a write is tried once. kMemory: the caller
+// acknowledged already, so the queue is written at least every
+// `flush_interval` and a failed flush is retried (`done` runs after the
+// retry succeeds), never dropped; at Stop the retries go on for
+// `stop_grace`, and what still could not be written is named in Stop's
+// error. backlog() tells how much acknowledged data waits, so the caller can
+// refuse new writes while the store takes none.
 // All methods are thread-safe.
 #ifndef SKIFF_SERVER_INTERNAL_COMMITTER_H_
 #define SKIFF_SERVER_INTERNAL_COMMITTER_H_
@@ -45,6 +49,14 @@ struct CommitterCounters {
   uint64_t failures = 0;      // transactions that failed
 };
 
+// Writes queued or being written, not yet in the store.
+struct CommitterBacklog {
+  uint64_t writes = 0;
+  uint64_t bytes = 0;                  // of the values handed over (WriteLatest writes count 0)
+  std::chrono::nanoseconds oldest{0};  // how long the oldest has waited
+  bool failing = false;                // the last attempt failed
+};
+
 class Committer {
  public:
   using Done = std::function<void(const Status& status, uint64_t seq)>;
@@ -55,7 +67,8 @@ class Committer {
   using Latest = std::function<bool(std::string_view table, std::string_view key,
                                     std::optional<std::string>* value)>;
 
-  Committer(store::Store& store, Durability durability, std::chrono::milliseconds flush_interval);
+  Committer(store::Store& store, Durability durability, std::chrono::milliseconds flush_interval,
+            std::chrono::milliseconds stop_grace = std::chrono::seconds(30));
   ~Committer();  // Stop()
 
   Committer(const Committer&) = delete;
@@ -88,12 +101,16 @@ class Committer {
   // nothing was pending.
   Status Flush();
 
-  // Writes what is queued and stops the thread. Idempotent.
-  void Stop();
+  // Writes what is queued and stops the thread. Returns an error naming
+  // the writes that could not be written (memory durability, a store that
+  // failed for all of stop_grace); OK otherwise. Idempotent.
+  Status Stop();
 
   CommitterCounters counters() const;
+  CommitterBacklog backlog() const;
 
  private:
+  using SteadyTime = std::chrono::steady_clock::time_point;
   struct Pending {
     uint64_t seq;
     std::string table;
@@ -101,6 +118,7 @@ class Committer {
     std::optional<std::string> value;
     Done done;
     bool latest = false;  // WriteLatest: `value` is read when written
+    SteadyTime queued;
   };
 
   void Run();
@@ -111,18 +129,23 @@ class Committer {
   store::Store& store_;
   const Durability durability_;
   const std::chrono::milliseconds flush_interval_;
+  const std::chrono::milliseconds stop_grace_;
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;           // queue grew or stopping
-  std::condition_variable flushed_cv_;        // written_seq_ advanced
-  std::vector<Pending> queue_;                // guarded by mu_
-  uint64_t queued_seq_ = 0;                   // guarded by mu_: writes ever queued
-  uint64_t written_seq_ = 0;                  // guarded by mu_: writes ever written (or failed)
-  Status last_status_;                        // guarded by mu_
-  uint64_t failed_attempts_ = 0;              // guarded by mu_
-  bool stopping_ = false;                     // guarded by mu_
-  bool flush_requested_ = false;              // guarded by mu_
-  CommitterCounters counters_;                // guarded by mu_
+  std::condition_variable work_cv_;     // queue grew or stopping
+  std::condition_variable flushed_cv_;  // written_seq_ advanced
+  std::vector<Pending> queue_;          // guarded by mu_
+  uint64_t queued_seq_ = 0;             // guarded by mu_: writes ever queued
+  uint64_t written_seq_ = 0;            // guarded by mu_: writes ever written (or failed)
+  Status last_status_;                  // guarded by mu_
+  uint64_t failed_attempts_ = 0;        // guarded by mu_
+  bool stopping_ = false;               // guarded by mu_
+  bool flush_requested_ = false;        // guarded by mu_
+  CommitterCounters counters_;          // guarded by mu_
+  uint64_t backlog_bytes_ = 0;          // guarded by mu_: value bytes of queue_ and the batch out
+  SteadyTime oldest_ = {};              // guarded by mu_: queue time of the oldest unwritten
+  bool failing_ = false;                // guarded by mu_
+  Status stop_status_;                  // guarded by mu_
   std::atomic<uint64_t> written_through_{0};  // written_seq_, readable without mu_
   std::atomic<uint64_t> taken_through_{0};    // last number swapped off queue_
   Latest latest_;

@@ -1,11 +1,13 @@
 // Connection: what the request layer sees of one client connection, without
-// any websocketpp type, plus that connection's session state.
+// any socket type, plus that connection's session state.
 //
 // Send and Close are thread-safe (replies of committed writes are sent from
-// the committer thread), and so is Post. The session fields (`user`,
-// `permissions`, `groups`) are read and written only by the connection's own
-// message handler, which websocketpp runs serially per connection, so they
-// need no lock. Counters are atomic; `waits` has its own lock.
+// the committer thread), and so are Post and ReleaseBarrier. The session
+// fields (`user`, `permissions`, `groups`) are written only on the
+// connection's I/O thread, by its message handler or a task it Posts; a
+// store worker reads them while it runs one of the connection's requests,
+// and the connection is not read meanwhile (`barrier`), so they need no
+// lock. Counters are atomic; `waits` has its own lock.
 #ifndef SKIFF_SERVER_INTERNAL_CONNECTION_H_
 #define SKIFF_SERVER_INTERNAL_CONNECTION_H_
 
@@ -53,8 +55,14 @@ class Connection {
   // Held sync waits (thread-safe on its own).
   HeldWaits waits;
 
-  // Requests received whose reply has not been sent yet.
+  // Requests waiting for a commit whose reply has not been sent yet; at the
+  // listener's limit the connection is not read.
   std::atomic<size_t> in_flight{0};
+  // Requests running on a store worker (RequestHandler::Offload): while any
+  // is, the connection is not read, so its requests take effect in order.
+  std::atomic<int> barrier{0};
+  // A request counted in `barrier` is done: lowers it and reads on.
+  virtual void ReleaseBarrier() { barrier.fetch_sub(1, std::memory_order_acq_rel); }
   // Clock time of the last frame received, in nanoseconds.
   std::atomic<int64_t> last_active_ns{0};
 };

@@ -51,69 +51,64 @@ Result<CachedDocument> DocumentCache::Load(std::string_view table, std::string_v
     return Internal("stored document " + std::string(table) + "/" + std::string(key) +
                     " is corrupt: " + value.status().message());
   }
-  doc.exists = true;
-  doc.bytes = (*text)->size();
-  doc.value = std::move(*value);
+  doc.form = TreeForm{std::move(*value), (*text)->size()};
   return doc;
 }
 
 Status DocumentCache::Unpack(CachedDocument& doc) {
-  Result<doc::Value> value = doc::Unpack(*doc.packed);
+  const PackedForm& packed = std::get<PackedForm>(doc.form);
+  Result<doc::Value> value = doc::Unpack(packed.bytes);
   if (!value.ok()) return value.status();
-  packed_documents_.fetch_sub(1, std::memory_order_relaxed);
-  packed_bytes_.fetch_sub(doc.packed->size(), std::memory_order_relaxed);
-  doc.value = std::move(*value);
-  doc.packed.reset();
-  CountHot(doc, +1);
+  const size_t bytes = packed.json_bytes;
+  doc.form = TreeForm{std::move(*value), bytes};
   return Status::Ok();
 }
 
-Status DocumentCache::Parse(CachedDocument& doc) {
-  if (doc.text.empty()) return Status::Ok();
+Status DocumentCache::EnsureTree(CachedDocument& doc) {
+  TextForm* text = std::get_if<TextForm>(&doc.form);
+  if (text == nullptr) return Status::Ok();
   doc::Limits limits;
   limits.max_depth = 1024;
   limits.max_document_bytes = size_t{1} << 31;
-  Result<doc::Value> value = doc::Parse(doc.text, limits);
+  Result<doc::Value> value = doc::Parse(text->json, limits);
   if (!value.ok()) return Internal("cached document does not parse: " + value.status().message());
-  doc.value = std::move(*value);
-  std::string().swap(doc.text);  // free it, not just empty it
+  const size_t bytes = text->json.size();
+  doc.form = TreeForm{std::move(*value), bytes};  // frees the text
   return Status::Ok();
 }
 
-void DocumentCache::DropPacked(CachedDocument& doc) {
-  packed_documents_.fetch_sub(1, std::memory_order_relaxed);
-  packed_bytes_.fetch_sub(doc.packed->size(), std::memory_order_relaxed);
-  doc.packed.reset();
-  doc.exists = false;
-  doc.value = doc::Value();
-  doc.bytes = 0;
-}
-
-void DocumentCache::CountHot(const CachedDocument& doc, int sign) {
-  if (!doc.exists) return;
+void DocumentCache::Count(Tier tier, size_t bytes, int sign) {
+  if (tier == Tier::kNone) return;
+  auto& documents = tier == Tier::kHot ? hot_documents_ : packed_documents_;
+  auto& total = tier == Tier::kHot ? hot_bytes_ : packed_bytes_;
   if (sign > 0) {
-    hot_documents_.fetch_add(1, std::memory_order_relaxed);
-    hot_bytes_.fetch_add(doc.bytes, std::memory_order_relaxed);
+    documents.fetch_add(1, std::memory_order_relaxed);
+    total.fetch_add(bytes, std::memory_order_relaxed);
   } else {
-    hot_documents_.fetch_sub(1, std::memory_order_relaxed);
-    hot_bytes_.fetch_sub(doc.bytes, std::memory_order_relaxed);
+    documents.fetch_sub(1, std::memory_order_relaxed);
+    total.fetch_sub(bytes, std::memory_order_relaxed);
   }
 }
 
-void DocumentCache::Changed(bool was_present, size_t old_bytes, const CachedDocument& doc) {
-  if (was_present && doc.exists) {
+void DocumentCache::Count(const DocumentForm& form, int sign) {
+  Count(TierOf(form), TierBytesOf(form), sign);
+}
+
+void DocumentCache::Recount(Tier tier, size_t bytes, const DocumentForm& form) {
+  const Tier now = TierOf(form);
+  const size_t now_bytes = TierBytesOf(form);
+  if (now == tier) {
     // The common case (a change to a document that stays): the count holds,
     // and most adds do not change the size either. Unsigned wrap-around
     // makes adding the difference right for a shrink too.
-    if (doc.bytes != old_bytes)
-      hot_bytes_.fetch_add(doc.bytes - old_bytes, std::memory_order_relaxed);
+    if (now_bytes != bytes && now != Tier::kNone) {
+      (now == Tier::kHot ? hot_bytes_ : packed_bytes_)
+          .fetch_add(now_bytes - bytes, std::memory_order_relaxed);
+    }
     return;
   }
-  if (was_present) {
-    hot_documents_.fetch_sub(1, std::memory_order_relaxed);
-    hot_bytes_.fetch_sub(old_bytes, std::memory_order_relaxed);
-  }
-  CountHot(doc, +1);
+  Count(tier, bytes, -1);
+  Count(now, now_bytes, +1);
 }
 
 bool DocumentCache::LatestText(std::string_view table, std::string_view key,
@@ -121,24 +116,23 @@ bool DocumentCache::LatestText(std::string_view table, std::string_view key,
   Lookup entry(*this, table, key);
   if (!entry.found()) return false;
   CachedDocument& doc = entry.doc();
-  if (!doc.exists) {
-    text->reset();
-  } else if (!doc.text.empty()) {
-    *text = doc.text;
-  } else if (doc.packed) {
+  const Tier tier = TierOf(doc.form);
+  const size_t bytes = TierBytesOf(doc.form);
+  if (const auto* t = std::get_if<TextForm>(&doc.form)) {
+    *text = t->json;
+  } else if (auto* tree = std::get_if<TreeForm>(&doc.form)) {
+    *text = doc::Dump(tree->tree);
+    tree->json_bytes = (*text)->size();
+  } else if (const auto* p = std::get_if<PackedForm>(&doc.form)) {
     // Not expected (a document with a write pending is never packed), but
     // cheap to get right.
-    Result<doc::Value> value = doc::Unpack(*doc.packed);
+    Result<doc::Value> value = doc::Unpack(p->bytes);
     if (!value.ok()) return false;
     *text = doc::Dump(*value);
   } else {
-    *text = doc::Dump(doc.value);
-    if ((*text)->size() != doc.bytes) {
-      CountHot(doc, -1);
-      doc.bytes = (*text)->size();
-      CountHot(doc, +1);
-    }
+    text->reset();
   }
+  Recount(tier, bytes, doc.form);
   return true;
 }
 
@@ -147,9 +141,7 @@ void DocumentCache::WriteFailed(std::string_view table, std::string_view key, ui
   if (!entry.found()) return;
   CachedDocument& doc = entry.doc();
   if (doc.last_write != seq) return;  // a newer write carries the document now
-  // The committer counts this write as written only after this call, so the
-  // sweeper has not packed the entry: it is hot.
-  CountHot(doc, -1);
+  Count(doc.form, -1);
   entry.Erase();
 }
 
@@ -186,35 +178,31 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nano
       auto idle = now - doc.last_used;
       bool settled = doc.last_write <= written_through;
       if (settled && evict_after.count() > 0 && idle >= evict_after) {
-        if (doc.packed) {
-          packed_documents_.fetch_sub(1, std::memory_order_relaxed);
-          packed_bytes_.fetch_sub(doc.packed->size(), std::memory_order_relaxed);
-        } else {
-          CountHot(doc, -1);
-        }
-        if (doc.exists) evictions_.fetch_add(1, std::memory_order_relaxed);
-        released += doc.packed ? doc.packed->size() : doc.bytes;
+        Count(doc.form, -1);
+        if (doc.exists()) evictions_.fetch_add(1, std::memory_order_relaxed);
+        released += TierBytesOf(doc.form);
         auto next = std::next(it);
         freed_entries.push_back(shard->docs.extract(it));
         it = next;
         continue;
       }
-      if (settled && doc.exists && !doc.packed && pack_after.count() > 0 && idle >= pack_after &&
-          Parse(doc).ok()) {
-        CountHot(doc, -1);
-        doc.packed = doc::Pack(doc.value);
-        freed_trees.push_back(std::move(doc.value));
-        doc.value = doc::Value();
-        released += doc.bytes;
-        packed_documents_.fetch_add(1, std::memory_order_relaxed);
-        packed_bytes_.fetch_add(doc.packed->size(), std::memory_order_relaxed);
+      if (settled && TierOf(doc.form) == Tier::kHot && pack_after.count() > 0 &&
+          idle >= pack_after && EnsureTree(doc).ok()) {
+        TreeForm& tree = std::get<TreeForm>(doc.form);
+        const size_t json_bytes = tree.json_bytes;
+        std::string packed = doc::Pack(tree.tree);
+        freed_trees.push_back(std::move(tree.tree));
+        Count(doc.form, -1);
+        doc.form = PackedForm{std::move(packed), json_bytes};
+        Count(doc.form, +1);
+        released += json_bytes;
         packed_now.push_back(it);
       }
       // When this document, staying as it now is, can next move. One that
       // is due but could not move (its last write has not landed, or it did
       // not parse) is looked at again next pass. A pending write alone does
       // not make a document due: writes land long before pack_after.
-      Clock::TimePoint due = doc.exists && !doc.packed && pack_after.count() > 0
+      Clock::TimePoint due = TierOf(doc.form) == Tier::kHot && pack_after.count() > 0
                                  ? doc.last_used + pack_after
                                  : after(doc.last_used, evict_after);
       next_due = std::min(next_due, std::max(due, now));

@@ -2,18 +2,22 @@
 // from the store, and the per-key total order.
 //
 // Keys are spread by hash over shards, each a map guarded by its own mutex.
-// Every operation on a key runs inside With() under its shard's lock, so the
-// operations on one key form one total order whatever connection they came
-// from, while keys of other shards proceed in parallel (no global lock).
-// Callers that persist a change queue it to the Committer inside the same
-// With() call, which makes the store see each key's writes in that order too.
+// Every operation on a key runs inside Access() under its shard's lock, so
+// the operations on one key form one total order whatever connection they
+// came from, while keys of other shards proceed in parallel (no global lock).
+// Documents (documents.h) queues each change to the committer inside the
+// same Access() call, which makes the store see each key's writes in that
+// order too.
 //
-// Tiers: a document is hot (parsed) while used; Sweep() packs one idle for
-// `pack_after` into compact bytes (doc::Pack) and drops one idle for
-// `evict_after` from memory once the store holds its last write; With()
-// brings either back. Time comes from the Clock given. After a sweep has
-// freed a few MiB of parsed trees, the freed pages go back to the system
-// (malloc_trim), so the resident set follows the tiers down.
+// Tiers: a document is hot (text or tree) while used; Sweep() packs one idle
+// for `pack_after` into compact bytes (doc::Pack) and drops one idle for
+// `evict_after` from memory once the store holds its last write; Access()
+// brings either back. The tier counts follow the documents' forms
+// (cached_document.h): Access and every method here recount a document from
+// its form before and after touching it, so no caller adjusts a counter.
+// Time comes from the Clock given. After a sweep has freed a few MiB of
+// parsed trees, the freed pages go back to the system (malloc_trim), so the
+// resident set follows the tiers down.
 // All methods are thread-safe.
 #ifndef SKIFF_SERVER_INTERNAL_DOCUMENT_CACHE_H_
 #define SKIFF_SERVER_INTERNAL_DOCUMENT_CACHE_H_
@@ -32,31 +36,10 @@
 
 #include "base/clock.h"
 #include "base/status.h"
-#include "doc/document.h"
+#include "server/internal/cached_document.h"
 #include "store/store.h"
 
 namespace skiff::server::internal {
-
-// One cached document; `exists` false records a known absence so repeated
-// misses do not reach the store.
-struct CachedDocument {
-  bool exists = false;
-  // A hot document is held parsed (`value`), or as the compact JSON a set
-  // sent (`text`, with `value` null) until an op needs the tree: a set then
-  // stores what it was sent and a get sends it back, neither building a
-  // tree. DocumentCache::Parse turns the text form into the tree.
-  doc::Value value;  // null while packed or in the text form
-  std::string text;  // non-empty only in the text form
-  size_t bytes = 0;  // JSON text size of `value` when it was last stored or loaded
-  // The committer's number for the newest write of this document (0: none).
-  // Until the committer has written it the entry may not be packed or
-  // evicted, or a reload would miss it.
-  uint64_t last_write = 0;
-  // The number of its newest Committer::WriteLatest write (memory mode).
-  uint64_t latest_write = 0;
-  Clock::TimePoint last_used;
-  std::optional<std::string> packed;  // set in the packed tier
-};
 
 struct TierCounts {
   uint64_t documents = 0;
@@ -69,52 +52,67 @@ struct TierStats {
   uint64_t evictions = 0;  // documents dropped from memory since start
 };
 
+// How Access finds the document.
+enum class AccessMode {
+  // Read from the store when not in memory; unpacked when packed.
+  kLoad,
+  // The same, but only if it is in memory: otherwise Access returns false
+  // for `resident` without calling fn (the caller does the store read on a
+  // thread that may block).
+  kResidentOnly,
+  // The change replaces the document whatever it was (set): not read from
+  // the store, a packed copy dropped; fn sees it absent unless hot.
+  kReplace,
+};
+
 class DocumentCache {
  public:
   DocumentCache(store::Store& store, const Clock& clock, size_t shard_count);
 
-  // Runs fn(CachedDocument&) under the key's shard lock, loading the
-  // document from the store first when it is not cached and unpacking it
-  // when packed. The function may change the document; it must then call
-  // Changed(). Returns the store's error (unavailable, internal) when
-  // loading fails, in which case fn is not called.
+  // Runs fn(CachedDocument&) under the key's shard lock; fn may change the
+  // document's form and its write numbers. Returns the store's error
+  // (unavailable, internal) when loading fails, in which case fn is not
+  // called; with kResidentOnly and a document not in memory, sets
+  // *resident false and does nothing else.
   template <typename Fn>
-  Status With(std::string_view table, std::string_view key, Fn&& fn) {
+  Status Access(std::string_view table, std::string_view key, AccessMode mode, Fn&& fn,
+                bool* resident = nullptr) {
     Lookup entry(*this, table, key);
+    if (resident) *resident = true;
     if (!entry.found()) {
-      Result<CachedDocument> loaded = Load(table, key);
-      if (!loaded.ok()) return loaded.status();
-      CountHot(entry.Insert(std::move(*loaded)), +1);
-    } else if (entry.doc().packed) {
-      SKIFF_RETURN_IF_ERROR(Unpack(entry.doc()));
+      if (mode == AccessMode::kResidentOnly) {
+        if (resident) *resident = false;
+        return Status::Ok();
+      }
+      if (mode == AccessMode::kReplace) {
+        entry.Insert(CachedDocument());
+      } else {
+        Result<CachedDocument> loaded = Load(table, key);
+        if (!loaded.ok()) return loaded.status();
+        Count(entry.Insert(std::move(*loaded)).form, +1);
+      }
     }
-    entry.doc().last_used = clock_.NowCoarse();
-    fn(entry.doc());
-    return Status::Ok();
-  }
-
-  // Like With() for a change that replaces the document whatever it was
-  // (set): a key not in memory is not read from the store first, and a
-  // packed one is not unpacked, since neither old value would be used. fn
-  // sees a document with `exists` false and must call Changed().
-  template <typename Fn>
-  void Replace(std::string_view table, std::string_view key, Fn&& fn) {
-    Lookup entry(*this, table, key);
-    CachedDocument& doc = entry.found() ? entry.doc() : entry.Insert(CachedDocument());
-    if (doc.packed) DropPacked(doc);
+    CachedDocument& doc = entry.doc();
+    const Tier tier = TierOf(doc.form);
+    const size_t bytes = TierBytesOf(doc.form);
+    if (tier == Tier::kPacked) {
+      if (mode == AccessMode::kReplace) {
+        doc.form = AbsentForm{};
+      } else {
+        Status unpacked = Unpack(doc);
+        if (!unpacked.ok()) return unpacked;
+      }
+    }
     doc.last_used = clock_.NowCoarse();
     fn(doc);
+    Recount(tier, bytes, doc.form);
+    return Status::Ok();
   }
-
-  // Updates the tier counters after fn changed `doc` (was_present/old_bytes
-  // are the values before the change). Call inside With().
-  void Changed(bool was_present, size_t old_bytes, const CachedDocument& doc);
 
   // The current JSON text of (table, key) for the committer (Committer::
   // Latest): nullopt when the document does not exist. False when the key
   // is not in memory, which cannot happen while a write of it is pending.
-  // Also brings the document's `bytes` (and the hot tier's count) up to
-  // date for changes that did not serialise it.
+  // A tree's byte count is brought up to date on the way.
   bool LatestText(std::string_view table, std::string_view key, std::optional<std::string>* text);
 
   // Write number `seq` of (table, key) failed for good. Unless a newer write
@@ -130,9 +128,10 @@ class DocumentCache {
 
   TierStats stats() const;
 
-  // Gives `doc` its tree when it is in the text form. The text was
-  // validated when it arrived, so failing here is an internal error.
-  static Status Parse(CachedDocument& doc);
+  // Gives a text-form document its tree (no change to what the tiers
+  // count). The text was validated when it arrived, so failing here is an
+  // internal error.
+  static Status EnsureTree(CachedDocument& doc);
 
  private:
   // Map keys are "table\0key": table names never contain NUL, so the
@@ -191,9 +190,11 @@ class DocumentCache {
   Shard& ShardFor(std::string_view id);
   Result<CachedDocument> Load(std::string_view table, std::string_view key);
   Status Unpack(CachedDocument& doc);
-  // Forgets a packed document's bytes, leaving an absent hot entry.
-  void DropPacked(CachedDocument& doc);
-  void CountHot(const CachedDocument& doc, int sign);
+  // Adds (sign +1) or removes (-1) a form from the tier counts.
+  void Count(const DocumentForm& form, int sign);
+  void Count(Tier tier, size_t bytes, int sign);
+  // A document was (tier, bytes) and is now `form`.
+  void Recount(Tier tier, size_t bytes, const DocumentForm& form);
   // Re-creates the map entries of documents just packed on the calling
   // thread (see the definition for why), appending the old ones, emptied, to
   // `old_entries` for the caller to free. Call under the shard's lock.

@@ -1,4 +1,5 @@
-// The only translation unit of the server that compiles websocketpp.
+// The listener on standalone Asio: I/O loops, the acceptor, the connection
+// limits and what happens when descriptors run out.
 #ifndef ASIO_STANDALONE
 #define ASIO_STANDALONE
 #endif
@@ -7,372 +8,284 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
-#include <exception>
+#include <memory>
 #include <mutex>
-#include <set>
-#include <thread>
 #include <vector>
 
-#include <websocketpp/config/asio_no_tls.hpp>
-#include <websocketpp/server.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "server/internal/io_loop.h"
+#include "server/internal/listener_shared.h"
+#include "server/internal/socket_connection.h"
+
+#include "ws/handshake.h"
 
 namespace skiff::server::internal {
 namespace {
 
-class WsConnection;
+using asio::ip::tcp;
 
-// Appends the header of one unmasked, final text frame of `size` payload
-// bytes (RFC 6455 section 5.2): servers never mask.
-void AppendFrameHeader(std::string& out, size_t size) {
-  out.push_back(static_cast<char>(0x81));  // FIN, opcode text
-  if (size < 126) {
-    out.push_back(static_cast<char>(size));
-  } else if (size <= 0xFFFF) {
-    out.push_back(static_cast<char>(126));
-    out.push_back(static_cast<char>((size >> 8) & 0xFF));
-    out.push_back(static_cast<char>(size & 0xFF));
-  } else {
-    out.push_back(static_cast<char>(127));
-    for (int shift = 56; shift >= 0; shift -= 8) {
-      out.push_back(static_cast<char>((static_cast<uint64_t>(size) >> shift) & 0xFF));
-    }
-  }
+// Descriptors kept for everything but client connections: the store's files
+// or sockets, the loops' epoll and event descriptors, logs, pipes.
+constexpr uint64_t kReservedDescriptors = 64;
+// After accept found no descriptor and none could be freed, wait this long
+// before accepting again (accept would only fail again at once).
+constexpr std::chrono::milliseconds kAcceptBackoff{100};
+
+uint64_t DescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1 << 20;
+  return limit.rlim_cur;
 }
 
-// Replies up to this size are gathered into the connection's next batch;
-// a larger one leaves on its own, so it is never copied.
-constexpr size_t kBatchedReplyBytes = 16 * 1024;
-// A batch this large is sent at once instead of waiting for the flush.
-constexpr size_t kBatchBytes = 256 * 1024;
-
-// websocketpp derives each connection from config::connection_base, which
-// lets the connection carry our object without a lookup table.
-struct ConnectionSlot {
-  std::shared_ptr<WsConnection> skiff;
-  // Called by the patched handle_read_frame (tools/cmake/SkiffWebsocketpp.cmake)
-  // once every message of one read has been handled, before the next read.
-  void skiff_after_read();
-};
-
-struct WsConfig : websocketpp::config::asio {
-  using connection_base = ConnectionSlot;
-};
-
-using WsServer = websocketpp::server<WsConfig>;
-using WsConnectionPtr = WsServer::connection_ptr;
-
-// Replies leave in batches: every reply produced while one read's requests
-// are handled is appended, frame header included, to one buffer, and the
-// buffer goes out as one prepared websocketpp message when the read's last
-// message has been handled (ConnectionSlot::skiff_after_read). Replies
-// produced elsewhere (a commit releases many at once) are batched the same
-// way and sent by a flush posted to the I/O threads, unless a read is under
-// way and will send them. One send per batch instead of one per reply is
-// what lets a pipelining client get many replies per read; websocketpp's own
-// per-message path also copied each payload twice and scanned our own JSON
-// for UTF-8.
-class WsConnection final : public Connection, public std::enable_shared_from_this<WsConnection> {
- public:
-  explicit WsConnection(std::weak_ptr<WsServer::connection_type> con) : con_(std::move(con)) {}
-
-  void Send(std::string frame) override {
-    WsConnectionPtr con = con_.lock();
-    if (!con) return;
-    std::lock_guard<std::mutex> lock(out_mu_);
-    if (frame.size() > kBatchedReplyBytes) {
-      // Order: whatever is batched goes first.
-      FlushLocked(*con);
-      std::string header;
-      AppendFrameHeader(header, frame.size());
-      SendPrepared(*con, std::move(header), std::move(frame));
-      return;
-    }
-    Append(*con, frame);
+// The connection limit in force: the configured one, or what the
+// descriptor limit allows, whichever is smaller (said loudly when the
+// configured one does not fit).
+size_t ResolveMaxConnections(size_t configured) {
+  const uint64_t limit = DescriptorLimit();
+  const size_t by_descriptors = limit > kReservedDescriptors * 2
+                                    ? static_cast<size_t>(limit - kReservedDescriptors)
+                                    : static_cast<size_t>(std::max<uint64_t>(limit / 2, 1));
+  if (configured == 0) return by_descriptors;
+  if (configured > by_descriptors) {
+    std::fprintf(stderr,
+                 "skiffd: WARNING: max-connections %zu does not fit the descriptor limit of %llu "
+                 "open files; serving at most %zu connections\n",
+                 configured, static_cast<unsigned long long>(limit), by_descriptors);
+    return by_descriptors;
   }
-
-  void SendCopy(std::string_view frame) override {
-    if (frame.size() > kBatchedReplyBytes) return Send(std::string(frame));
-    WsConnectionPtr con = con_.lock();
-    if (!con) return;
-    std::lock_guard<std::mutex> lock(out_mu_);
-    Append(*con, frame);
-  }
-
-  void Close(uint16_t code, const std::string& reason) override {
-    if (WsConnectionPtr con = con_.lock()) {
-      {
-        std::lock_guard<std::mutex> lock(out_mu_);
-        FlushLocked(*con);  // replies already produced go out before the close
-      }
-      websocketpp::lib::error_code ec;
-      con->close(code, reason, ec);
-    }
-  }
-
-  void Post(std::function<void()> fn) override {
-    if (WsConnectionPtr con = con_.lock()) {
-      asio::post(con->get_socket().get_executor(), std::move(fn));
-    }
-  }
-
-  // A read's messages are about to be handled / have been handled.
-  void EnterRead() {
-    // Called for every message of a read. Only the connection's strand
-    // writes reading_, and this runs on it, so reading it unlocked is safe.
-    if (reading_) return;
-    std::lock_guard<std::mutex> lock(out_mu_);
-    reading_ = true;
-  }
-  void LeaveRead(WsServer::connection_type& con) {
-    std::lock_guard<std::mutex> lock(out_mu_);
-    reading_ = false;
-    FlushLocked(con);
-  }
-
- private:
-  void Flush() {
-    WsConnectionPtr con = con_.lock();
-    std::lock_guard<std::mutex> lock(out_mu_);
-    flush_posted_ = false;
-    if (con) {
-      FlushLocked(*con);
-    } else {
-      batch_.clear();
-    }
-  }
-
-  // Adds a small frame to the batch and makes sure the batch will leave;
-  // out_mu_ is held.
-  void Append(WsServer::connection_type& con, std::string_view frame) {
-    AppendFrameHeader(batch_, frame.size());
-    batch_ += frame;
-    if (batch_.size() >= kBatchBytes) {
-      FlushLocked(con);
-    } else if (!reading_ && !flush_posted_) {
-      flush_posted_ = true;
-      asio::post(con.get_socket().get_executor(), [self = shared_from_this()] { self->Flush(); });
-    }
-  }
-
-  // Sends the batch; out_mu_ is held, so batches leave in the order their
-  // replies were produced.
-  void FlushLocked(WsServer::connection_type& con) {
-    if (batch_.empty()) return;
-    std::string bytes;
-    bytes.swap(batch_);
-    SendPrepared(con, std::string(), std::move(bytes));
-  }
-
-  // A prepared message is written as header + payload, untouched.
-  static void SendPrepared(WsServer::connection_type& con, std::string header,
-                           std::string payload) {
-    WsServer::message_ptr msg = con.get_message(websocketpp::frame::opcode::text, 0);
-    if (!msg) return;  // out of message buffers: the connection is failing
-    msg->set_header(header);
-    msg->get_raw_payload().swap(payload);
-    msg->set_prepared(true);
-    // An error here means the connection is closing; the reply is moot.
-    (void)con.send(msg);
-  }
-
-  // Weak: the websocketpp connection owns us through ConnectionSlot.
-  std::weak_ptr<WsServer::connection_type> con_;
-  std::mutex out_mu_;
-  std::string batch_;          // guarded by out_mu_
-  bool flush_posted_ = false;  // guarded by out_mu_
-  bool reading_ = false;       // guarded by out_mu_
-};
-
-void ConnectionSlot::skiff_after_read() {
-  if (skiff) skiff->LeaveRead(static_cast<WsServer::connection_type&>(*this));
+  return configured;
 }
 
-class WsListener final : public Listener {
- public:
-  WsListener(const ListenerOptions& options, ListenerHandler& handler, const Clock& clock)
-      : options_(options), handler_(handler), clock_(clock) {}
+bool IsDescriptorExhaustion(const asio::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == std::errc::too_many_files_open_in_system ||
+         ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
+}
 
-  ~WsListener() override { Shutdown(std::chrono::milliseconds(0)); }
+class AsioListener final : public Listener {
+ public:
+  AsioListener(const ListenerOptions& options, ListenerHandler& handler, const Clock& clock)
+      : shared_(options, handler, clock) {}
+
+  ~AsioListener() override {
+    Shutdown(std::chrono::milliseconds(0));
+    if (reserve_fd_ >= 0) ::close(reserve_fd_);
+  }
 
   Status Init() {
-    server_.clear_access_channels(websocketpp::log::alevel::all);
-    server_.clear_error_channels(websocketpp::log::elevel::all);
-    websocketpp::lib::error_code ec;
-    server_.init_asio(ec);
-    if (ec) return Internal("websocket init failed: " + ec.message());
-    server_.set_reuse_addr(true);
-    server_.set_listen_backlog(asio::socket_base::max_listen_connections);
-    server_.set_max_message_size(options_.max_message_bytes);
+    const ListenerOptions& o = shared_.options;
+    shared_.max_connections = ResolveMaxConnections(o.max_connections);
+    const size_t threads = std::max<size_t>(1, o.io_threads);
+    for (size_t i = 0; i < threads; ++i) loops_.push_back(std::make_unique<IoLoop>(shared_));
+    IoLoop& first = *loops_.front();
+    acceptor_ = std::make_unique<tcp::acceptor>(first.context());
+    backoff_ = std::make_unique<asio::steady_timer>(first.context());
 
-    // TCP_NODELAY must be set here: the socket is not open yet in the
-    // socket-init handler.
-    server_.set_tcp_pre_init_handler([this](websocketpp::connection_hdl hdl) {
-      asio::error_code nodelay_ec;
-      server_.get_con_from_hdl(hdl)->get_socket().set_option(asio::ip::tcp::no_delay(true),
-                                                             nodelay_ec);
-    });
-    server_.set_validate_handler([this](websocketpp::connection_hdl) { return accepting_.load(); });
-    server_.set_open_handler([this](websocketpp::connection_hdl hdl) { OnOpen(hdl); });
-    server_.set_close_handler([this](websocketpp::connection_hdl hdl) { OnGone(hdl); });
-    server_.set_fail_handler([this](websocketpp::connection_hdl hdl) { OnGone(hdl); });
-    server_.set_message_handler([this](websocketpp::connection_hdl hdl, WsServer::message_ptr msg) {
-      OnMessage(hdl, msg);
-    });
-
-    asio::ip::address address = asio::ip::make_address(options_.address, ec);
-    if (ec) return BadRequest("cannot parse listen address '" + options_.address + "'");
-    server_.listen(asio::ip::tcp::endpoint(address, options_.port), ec);
+    asio::error_code ec;
+    const asio::ip::address address = asio::ip::make_address(o.address, ec);
+    if (ec) return BadRequest("cannot parse listen address '" + o.address + "'");
+    const tcp::endpoint endpoint(address, o.port);
+    acceptor_->open(endpoint.protocol(), ec);
+    if (!ec) acceptor_->set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor_->bind(endpoint, ec);
+    if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
     if (ec) {
-      return Unavailable("cannot listen on " + options_.address + ":" +
-                         std::to_string(options_.port) + ": " + ec.message());
+      return Unavailable("cannot listen on " + o.address + ":" + std::to_string(o.port) + ": " +
+                         ec.message());
     }
-    port_ = server_.get_local_endpoint(ec).port();
+    // Synchronous accepts (the reserve path) must not block.
+    acceptor_->non_blocking(true, ec);
+    port_ = acceptor_->local_endpoint(ec).port();
     if (ec) return Internal("cannot read the bound port: " + ec.message());
-    server_.start_accept(ec);
-    if (ec) return Internal("cannot accept: " + ec.message());
+    reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-    if (options_.idle_timeout.count() > 0) {
-      idle_timer_ = std::make_unique<asio::steady_timer>(server_.get_io_service());
-      ArmIdleTimer();
-    }
-    size_t threads = std::max<size_t>(1, options_.io_threads);
-    for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { RunLoop(); });
+    for (auto& loop : loops_) loop->Start();
+    asio::post(first.context(), [this] { Accept(); });
     return Status::Ok();
   }
 
   uint16_t port() const override { return port_; }
 
   size_t connections() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return open_.size();
+    return static_cast<size_t>(shared_.connections.load(std::memory_order_relaxed));
+  }
+
+  ListenerStats stats() const override {
+    ListenerStats s;
+    auto get = [](const auto& counter) {
+      return static_cast<uint64_t>(
+          std::max<int64_t>(0, static_cast<int64_t>(counter.load(std::memory_order_relaxed))));
+    };
+    s.connections = get(shared_.connections);
+    s.accepted = get(shared_.accepted);
+    s.refused = get(shared_.refused);
+    s.descriptor_exhaustion = get(shared_.descriptor_exhaustion);
+    s.handshake_failures = get(shared_.handshake_failures);
+    s.protocol_errors = get(shared_.protocol_errors);
+    s.frame_timeouts = get(shared_.frame_timeouts);
+    s.send_timeouts = get(shared_.send_timeouts);
+    s.idle_closes = get(shared_.idle_closes);
+    s.paused = get(shared_.paused);
+    s.buffered_input_bytes = get(shared_.input_bytes);
+    s.buffered_output_bytes = get(shared_.output_bytes);
+    s.max_buffered_bytes = shared_.options.max_buffered_bytes;
+    s.max_connections = shared_.max_connections;
+    s.health_checks = get(shared_.health_checks);
+    return s;
   }
 
   void StopAccepting() override {
-    // websocketpp runs its accept loop on any I/O thread without a strand,
-    // so closing the acceptor from here (or from a posted handler) races
-    // with it. New handshakes are refused instead; the acceptor closes with
-    // the endpoint once the I/O threads have stopped.
-    accepting_.store(false);
-  }
-
-  void Shutdown(std::chrono::milliseconds grace) override {
-    std::lock_guard<std::mutex> shutdown_lock(shutdown_mu_);
-    if (threads_.empty()) return;
-    StopAccepting();
-    std::vector<std::shared_ptr<WsConnection>> open;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      open.assign(open_.begin(), open_.end());
-    }
-    for (const auto& conn : open) conn->Close(kCloseGoingAway, "server shutting down");
-    open.clear();
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      closed_cv_.wait_for(lock, grace, [this] { return open_.empty(); });
-    }
-    server_.stop();
-    for (std::thread& t : threads_) t.join();
-    threads_.clear();
-    std::lock_guard<std::mutex> lock(mu_);
-    open_.clear();
-  }
-
- private:
-  void RunLoop() {
-    // A handler that throws must not take the server down; keep serving.
-    for (;;) {
-      try {
-        server_.run();
-        return;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "skiff server: I/O loop error: %s\n", e.what());
-      }
-    }
-  }
-
-  void ArmIdleTimer() {
-    auto period = std::clamp<std::chrono::milliseconds>(
-        options_.idle_timeout / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
-    idle_timer_->expires_after(period);
-    idle_timer_->async_wait([this](const asio::error_code& ec) {
-      // Only one wait is ever pending, so the timer is never used by two
-      // threads at once; it is not cancelled, just not re-armed.
-      if (ec || !accepting_.load()) return;
-      CloseIdle();
-      ArmIdleTimer();
+    if (!accepting_.exchange(false)) return;
+    std::lock_guard<std::mutex> lock(shutdown_mu_);
+    if (loops_.empty() || stopped_) return;
+    asio::post(loops_.front()->context(), [this] {
+      asio::error_code ec;
+      acceptor_->close(ec);
+      backoff_->cancel();
     });
   }
 
-  void CloseIdle() {
-    int64_t now = clock_.Now().time_since_epoch().count();
-    int64_t limit = std::chrono::nanoseconds(options_.idle_timeout).count();
-    std::vector<std::shared_ptr<WsConnection>> idle;
+  void Shutdown(std::chrono::milliseconds grace) override {
+    StopAccepting();
+    std::lock_guard<std::mutex> lock(shutdown_mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    for (auto& loop : loops_) {
+      IoLoop* l = loop.get();
+      asio::post(l->context(), [l] {
+        l->ForEach([](SocketConnection& c) { c.Close(kCloseGoingAway, "server shutting down"); });
+      });
+    }
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& conn : open_) {
-        if (now - conn->last_active_ns.load(std::memory_order_relaxed) > limit &&
-            conn->in_flight.load() == 0) {
-          idle.push_back(conn);
-        }
-      }
+      std::unique_lock<std::mutex> closed(shared_.closed_mu);
+      shared_.closed_cv.wait_for(closed, grace, [this] {
+        return shared_.connections.load(std::memory_order_relaxed) == 0;
+      });
     }
-    for (const auto& conn : idle) conn->Close(kCloseNormal, "idle timeout");
+    for (auto& loop : loops_) loop->Stop();
+    for (auto& loop : loops_) loop->Join();
+    // The threads are gone: end what is left here, then free the loops.
+    for (auto& loop : loops_) loop->TerminateAll();
+    acceptor_.reset();
+    backoff_.reset();
+    loops_.clear();
   }
 
-  void OnOpen(websocketpp::connection_hdl hdl) {
-    WsConnectionPtr con = server_.get_con_from_hdl(hdl);
-    con->skiff = std::make_shared<WsConnection>(con);
-    con->skiff->last_active_ns = clock_.Now().time_since_epoch().count();
-    std::lock_guard<std::mutex> lock(mu_);
-    open_.insert(con->skiff);
+ private:
+  // Runs on the first loop's thread, like every use of the acceptor.
+  void Accept() {
+    if (!accepting_.load()) return;
+    IoLoop& target = *loops_[next_loop_++ % loops_.size()];
+    acceptor_->async_accept(target.context(),
+                            [this, &target](const asio::error_code& ec, tcp::socket socket) {
+                              if (ec == asio::error::operation_aborted) return;
+                              if (ec) return OnAcceptError(ec);
+                              exhausted_ = false;
+                              Admit(target, std::move(socket));
+                              Accept();
+                            });
   }
 
-  void OnGone(websocketpp::connection_hdl hdl) {
-    WsConnectionPtr con = server_.get_con_from_hdl(hdl);
-    std::shared_ptr<WsConnection> conn = std::move(con->skiff);
-    if (!conn) return;  // the handshake never completed
-    handler_.OnClose(conn);
-    std::lock_guard<std::mutex> lock(mu_);
-    open_.erase(conn);
-    if (open_.empty()) closed_cv_.notify_all();
-  }
-
-  void OnMessage(websocketpp::connection_hdl hdl, const WsServer::message_ptr& msg) {
-    WsConnectionPtr con = server_.get_con_from_hdl(hdl);
-    const std::shared_ptr<WsConnection>& conn = con->skiff;
-    if (!conn) return;
-    conn->last_active_ns.store(clock_.NowCoarse().time_since_epoch().count(),
-                               std::memory_order_relaxed);
-    conn->EnterRead();
-    if (msg->get_opcode() == websocketpp::frame::opcode::text) {
-      handler_.OnText(conn, msg->get_payload());
-    } else {
-      handler_.OnBinary(conn);
+  void Admit(IoLoop& target, tcp::socket socket) {
+    shared_.accepted.fetch_add(1, std::memory_order_relaxed);
+    std::string key;
+    if (shared_.options.max_connections_per_address > 0) {
+      asio::error_code ec;
+      tcp::endpoint peer = socket.remote_endpoint(ec);
+      if (ec) return;  // already gone
+      key = peer.address().to_string();
     }
+    std::string refusal;
+    if (!shared_.Admit(key, &refusal)) {
+      shared_.refused.fetch_add(1, std::memory_order_relaxed);
+      // Refusals are answered in words, but only a few at a time: a flood
+      // of them must not use the descriptors kept for the store.
+      if (shared_.refusing.load(std::memory_order_relaxed) >= kMaxRefusing) return;
+      shared_.refusing.fetch_add(1, std::memory_order_relaxed);
+      key.clear();
+    }
+    asio::post(target.context(), [this, &target, socket = std::move(socket), key = std::move(key),
+                                  refusal = std::move(refusal)]() mutable {
+      SocketConnection::Start(target, shared_, std::move(socket), std::move(key),
+                              std::move(refusal));
+    });
   }
 
-  const ListenerOptions options_;
-  ListenerHandler& handler_;
-  const Clock& clock_;
-  WsServer server_;
+  void OnAcceptError(const asio::error_code& ec) {
+    if (!IsDescriptorExhaustion(ec)) return Accept();  // the peer gave up; go on
+    if (!exhausted_) {
+      exhausted_ = true;
+      shared_.descriptor_exhaustion.fetch_add(1, std::memory_order_relaxed);
+      std::fprintf(stderr,
+                   "skiffd: out of file descriptors (%s; the limit is %llu open files): new "
+                   "connections are refused until some close\n",
+                   ec.message().c_str(), static_cast<unsigned long long>(DescriptorLimit()));
+    }
+    // One descriptor is kept in reserve: free it, take the waiting
+    // connection, tell it why in words and close it, so connections past
+    // the limit are refused instead of hanging. If that frees nothing,
+    // wait before trying again rather than spin on accept.
+    if (RefuseWithReserve()) return Accept();
+    backoff_->expires_after(kAcceptBackoff);
+    backoff_->async_wait([this](const asio::error_code& wait_ec) {
+      if (!wait_ec) Accept();
+    });
+  }
+
+  bool RefuseWithReserve() {
+    if (reserve_fd_ < 0) reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (reserve_fd_ < 0) return false;
+    ::close(reserve_fd_);
+    reserve_fd_ = -1;
+    tcp::socket socket(loops_.front()->context());
+    asio::error_code ec;
+    acceptor_->accept(socket, ec);
+    if (!ec) {
+      shared_.accepted.fetch_add(1, std::memory_order_relaxed);
+      shared_.refused.fetch_add(1, std::memory_order_relaxed);
+      // Read what the client sent, so the close is a FIN, not a reset that
+      // could discard the answer; then answer and close.
+      socket.non_blocking(true, ec);
+      char scratch[4096];
+      (void)socket.read_some(asio::buffer(scratch), ec);
+      const std::string answer = ws::PlainResponse(
+          503, "Service Unavailable",
+          "skiffd has no file descriptor left for another connection; try again later\n",
+          "Retry-After: 1\r\n");
+      (void)socket.send(asio::buffer(answer), 0, ec);
+      socket.shutdown(tcp::socket::shutdown_both, ec);
+      socket.close(ec);
+    }
+    reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return !ec;
+  }
+
+  static constexpr int64_t kMaxRefusing = 32;
+
+  ListenerShared shared_;
+  std::vector<std::unique_ptr<IoLoop>> loops_;   // set by Init; cleared by Shutdown
+  std::unique_ptr<tcp::acceptor> acceptor_;      // first loop's thread only
+  std::unique_ptr<asio::steady_timer> backoff_;  // first loop's thread only
+  size_t next_loop_ = 0;                         // first loop's thread only
+  bool exhausted_ = false;                       // first loop's thread only
+  int reserve_fd_ = -1;                          // first loop's thread only
   uint16_t port_ = 0;
-  std::unique_ptr<asio::steady_timer> idle_timer_;  // used by its own handler only
   std::atomic<bool> accepting_{true};
-  std::vector<std::thread> threads_;  // guarded by shutdown_mu_
   std::mutex shutdown_mu_;
-
-  mutable std::mutex mu_;
-  std::condition_variable closed_cv_;
-  std::set<std::shared_ptr<WsConnection>> open_;  // guarded by mu_
+  bool stopped_ = false;  // guarded by shutdown_mu_
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Listener>> Listener::Start(const ListenerOptions& options,
                                                   ListenerHandler& handler, const Clock& clock) {
-  auto listener = std::make_unique<WsListener>(options, handler, clock);
+  auto listener = std::make_unique<AsioListener>(options, handler, clock);
   SKIFF_RETURN_IF_ERROR(listener->Init());
   return std::unique_ptr<Listener>(std::move(listener));
 }

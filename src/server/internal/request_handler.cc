@@ -1,11 +1,13 @@
 #include "server/internal/request_handler.h"
 
+#include <array>
 #include <charconv>
 #include <exception>
 #include <utility>
 
 #include "doc/merge.h"
 #include "doc/path.h"
+#include "server/internal/reply_writer.h"
 #include "server/internal/request_scanner.h"
 #include "server/users.h"
 
@@ -47,21 +49,103 @@ std::string NumberText(const doc::Value& n) {
   return std::string(buf, end.ptr);
 }
 
-bool WaitsForCommit(Op op) {
-  return op == Op::kSet || op == Op::kDelete || op == Op::kAdd || op == Op::kMerge ||
-         op == Op::kPush;
+// Appends a document's JSON text: as it is for the text form, serialised
+// for a tree.
+void AppendDocument(std::string& out, const CachedDocument& d) {
+  if (const auto* text = std::get_if<TextForm>(&d.form)) {
+    out += text->json;
+  } else if (const auto* tree = std::get_if<TreeForm>(&d.form)) {
+    out += doc::Dump(tree->tree);
+  }
 }
+
+// Gives an absent document an empty tree to compute on (add and merge
+// create what they touch); Undo() makes it absent again when the change
+// is refused, so a failed add leaves no trace.
+class TreeForChange {
+ public:
+  explicit TreeForChange(CachedDocument& d) : doc_(d), was_absent_(!d.exists()) {
+    if (was_absent_) doc_.form = TreeForm{};
+  }
+  Status Ensure() { return DocumentCache::EnsureTree(doc_); }
+  doc::Value& tree() { return std::get<TreeForm>(doc_.form).tree; }
+  void Undo() {
+    if (was_absent_) doc_.form = AbsentForm{};
+  }
+
+ private:
+  CachedDocument& doc_;
+  const bool was_absent_;
+};
+
+// A write's acknowledgement to its connection (Documents::Write's ack).
+// The reply is built in the thread's reply buffer; one acknowledged later
+// keeps a copy, and counts in the connection's in-flight requests until
+// then.
+class WriteAck {
+ public:
+  WriteAck(std::shared_ptr<Connection> conn, uint64_t id, const std::string* reply)
+      : conn_(std::move(conn)), id_(id), reply_(reply) {}
+
+  void Later() {
+    conn_->in_flight.fetch_add(1, std::memory_order_relaxed);
+    owned_ = *reply_;
+    later_ = true;
+  }
+
+  void operator()(const Status& status) {
+    // Before the send: the listener reads the connection again once its
+    // replies went out and it is under the in-flight limit.
+    if (later_) conn_->in_flight.fetch_sub(1, std::memory_order_relaxed);
+    if (!status.ok()) return conn_->Send(EncodeError(id_, status));
+    if (later_) return conn_->Send(std::move(owned_));
+    conn_->SendCopy(*reply_);
+  }
+
+ private:
+  std::shared_ptr<Connection> conn_;
+  uint64_t id_;
+  const std::string* reply_;  // valid until Later() (or the synchronous call)
+  std::string owned_;
+  bool later_ = false;
+};
 
 }  // namespace
 
+const RequestHandler::OpRow& RequestHandler::RowFor(Op op) {
+  // In the order of the Op enum (checked below).
+  static const std::array<OpRow, 16> kRows = {{
+      {Op::kLogin, Access::kAnyone, true, &RequestHandler::Login},
+      {Op::kLogout, Access::kSession, false, &RequestHandler::Logout},
+      {Op::kPing, Access::kAnyone, false, &RequestHandler::Ping},
+      {Op::kEcho, Access::kAnyone, false, &RequestHandler::Echo},
+      {Op::kGet, Access::kReader, false, &RequestHandler::Get},
+      {Op::kHas, Access::kReader, false, &RequestHandler::Get},
+      {Op::kSet, Access::kWriter, false, &RequestHandler::Set},
+      {Op::kDelete, Access::kWriter, false, &RequestHandler::Delete},
+      {Op::kAdd, Access::kWriter, false, &RequestHandler::Add},
+      {Op::kMerge, Access::kWriter, false, &RequestHandler::Merge},
+      {Op::kAll, Access::kReader, true, &RequestHandler::All},
+      {Op::kStats, Access::kSession, false, &RequestHandler::Stats},
+      // Any logged-in user may sync; the engine limits them to their groups.
+      {Op::kPush, Access::kSession, false, &RequestHandler::Push},
+      {Op::kPull, Access::kSession, true, &RequestHandler::Pull},
+      {Op::kBootstrap, Access::kSession, true, &RequestHandler::Bootstrap},
+      {Op::kWait, Access::kSession, false, &RequestHandler::Wait},
+  }};
+  const OpRow& row = kRows[static_cast<size_t>(op)];
+  SKIFF_CHECK(row.op == op);
+  return row;
+}
+
 RequestHandler::RequestHandler(const ServerOptions& options, store::Store& store,
-                               DocumentCache& cache, Committer& committer, sync::SyncEngine& sync)
+                               Documents& documents, sync::SyncEngine& sync, StoreWorkers& workers)
     : options_(options),
       limits_(RequestLimits(options)),
       store_(store),
-      cache_(cache),
-      committer_(committer),
-      sync_(sync) {}
+      documents_(documents),
+      sync_(sync),
+      workers_(workers) {}
 
 void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) {
   if (payload.size() > options_.max_frame_bytes) {
@@ -85,18 +169,9 @@ void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string
     }
     request = std::move(*decoded);
   }
-  // Only requests that wait for a commit occupy the connection; the ones
-  // answered at once (ping, reads) pass, so health checks keep working.
-  if (WaitsForCommit(request.op) &&
-      conn->in_flight.load(std::memory_order_relaxed) >= options_.max_in_flight) {
-    conn->Send(EncodeError(
-        id, Status(StatusCode::kOverloaded, "more than " + std::to_string(options_.max_in_flight) +
-                                                " requests in flight on this connection")));
-    return;
-  }
   Status status;
   try {
-    status = Execute(conn, request);
+    status = Execute(conn, request, /*on_worker=*/false);
   } catch (const std::exception& e) {
     // Nothing below should throw; if a library does, the request fails and
     // the connection and the server carry on.
@@ -112,296 +187,249 @@ void RequestHandler::OnBinary(const std::shared_ptr<Connection>& conn) {
 
 void RequestHandler::OnClose(const std::shared_ptr<Connection>& conn) {
   CancelWaits(*conn);
-  if (conn->user) {
-    conn->user.reset();
-    sessions_.fetch_sub(1, std::memory_order_relaxed);
-  }
+  // Only read: a store worker may still be reading the session.
+  if (conn->user) sessions_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-Status RequestHandler::Execute(const std::shared_ptr<Connection>& conn, Request& r) {
-  if (!conn->user && !AllowedBeforeLogin(r.op)) {
+Status RequestHandler::Check(const OpRow& row, const Connection& conn, const Request& r) const {
+  if (row.access == Access::kAnyone) return Status::Ok();
+  if (!conn.user) {
     return Unauthorized("op '" + std::string(OpName(r.op)) + "' needs a logged-in connection");
   }
-  auto need = [&](bool write) -> Status {
-    bool allowed = write ? conn->permissions.CanWrite(r.table) : conn->permissions.CanRead(r.table);
-    if (allowed) return Status::Ok();
-    return Forbidden("user '" + *conn->user + "' may not " + (write ? "write" : "read") +
-                     " table '" + r.table + "'");
-  };
-  switch (r.op) {
-    case Op::kLogin:
-      return Login(*conn, r);
-    case Op::kLogout:
-      return Logout(*conn, r);
-    case Op::kPing: {
-      std::string& reply = ReplyBuffer();
-      AppendOkRaw(reply, r.id, "", "");
-      conn->SendCopy(reply);
-      return Status::Ok();
-    }
-    case Op::kEcho:
-      if (r.raw_value.empty()) {
-        conn->Send(EncodeOkRaw(r.id, "data", r.value.dump()));
-      } else {
-        std::string& reply = ReplyBuffer();
-        AppendOkRaw(reply, r.id, "data", r.raw_value);
-        conn->SendCopy(reply);
-      }
-      return Status::Ok();
-    case Op::kGet:
-    case Op::kHas:
-      SKIFF_RETURN_IF_ERROR(need(false));
-      return Get(*conn, r);
-    case Op::kAll:
-      SKIFF_RETURN_IF_ERROR(need(false));
-      return All(*conn, r);
-    case Op::kSet:
-      SKIFF_RETURN_IF_ERROR(need(true));
-      return Set(conn, r);
-    case Op::kDelete:
-      SKIFF_RETURN_IF_ERROR(need(true));
-      return Delete(conn, r);
-    case Op::kAdd:
-      SKIFF_RETURN_IF_ERROR(need(true));
-      return Add(conn, r);
-    case Op::kMerge:
-      SKIFF_RETURN_IF_ERROR(need(true));
-      return Merge(conn, r);
-    case Op::kStats:
-      return Stats(*conn, r);
-    // Any logged-in user may sync; the engine limits them to their groups.
-    case Op::kPush:
-      return Push(conn, r);
-    case Op::kPull:
-      return Pull(*conn, r);
-    case Op::kBootstrap:
-      return Bootstrap(*conn, r);
-    case Op::kWait:
-      return Wait(conn, r);
+  if (row.access == Access::kSession) return Status::Ok();
+  const bool write = row.access == Access::kWriter;
+  if (write ? conn.permissions.CanWrite(r.table) : conn.permissions.CanRead(r.table)) {
+    return Status::Ok();
   }
-  return Internal("unhandled op");
+  return Forbidden("user '" + *conn.user + "' may not " + (write ? "write" : "read") + " table '" +
+                   r.table + "'");
 }
 
-Status RequestHandler::Login(Connection& conn, const Request& r) {
-  if (conn.user) {
-    return BadRequest("this connection is already logged in as '" + *conn.user +
-                      "'; log out first");
-  }
-  Result<Account> account = AuthenticateAccount(store_, r.user, r.secret);
-  if (!account.ok()) return account.status();
-  conn.user = r.user;
-  conn.permissions = std::move(account->permissions);
-  conn.groups = std::make_shared<const std::vector<std::string>>(std::move(account->groups));
-  sessions_.fetch_add(1, std::memory_order_relaxed);
-  conn.Send(EncodeOk(r.id));
+Status RequestHandler::Execute(const std::shared_ptr<Connection>& conn, Request& r,
+                               bool on_worker) {
+  const OpRow& row = RowFor(r.op);
+  SKIFF_RETURN_IF_ERROR(Check(row, *conn, r));
+  Call call{conn, r, on_worker};
+  if (row.needs_store && !on_worker) return Offload(call);
+  return (this->*row.run)(call);
+}
+
+Status RequestHandler::Offload(Call& c) {
+  Request copy = c.r;
+  // Points into the frame, which is gone once this returns; no op that
+  // waits for the store reads it.
+  copy.raw_value = {};
+  c.conn->barrier.fetch_add(1, std::memory_order_acq_rel);
+  const size_t hint = std::hash<std::string>{}(c.r.key);
+  workers_.Post(hint, [this, conn = c.conn, r = std::move(copy)]() mutable {
+    Status status;
+    try {
+      status = Execute(conn, r, /*on_worker=*/true);
+    } catch (const std::exception& e) {
+      status = Internal(std::string("unexpected error: ") + e.what());
+    }
+    if (!status.ok()) conn->Send(EncodeError(r.id, status));
+    conn->ReleaseBarrier();  // after its reply is queued
+  });
   return Status::Ok();
 }
 
-Status RequestHandler::Logout(Connection& conn, const Request& r) {
+Status RequestHandler::Ping(Call& c) {
+  std::string& reply = ReplyBuffer();
+  ReplyWriter(reply, c.r.id).Finish();
+  c.conn->SendCopy(reply);
+  return Status::Ok();
+}
+
+Status RequestHandler::Echo(Call& c) {
+  // A scanned echo sends its data back as it came; a decoded one, as
+  // serialised.
+  const std::string decoded = c.r.raw_value.empty() ? c.r.value.dump() : std::string();
+  std::string& reply = ReplyBuffer();
+  ReplyWriter w(reply, c.r.id);
+  w.Raw("data", c.r.raw_value.empty() ? std::string_view(decoded) : c.r.raw_value);
+  c.conn->SendCopy(w.Finish());
+  return Status::Ok();
+}
+
+Status RequestHandler::Login(Call& c) {
+  if (c.conn->user) {
+    return BadRequest("this connection is already logged in as '" + *c.conn->user +
+                      "'; log out first");
+  }
+  Result<Account> account = AuthenticateAccount(store_, c.r.user, c.r.secret);
+  if (!account.ok()) return account.status();
+  // The session belongs to the connection's I/O thread: set it there. The
+  // connection reads nothing more until this has run (Offload).
+  c.conn->Post([this, conn = c.conn, user = c.r.user, id = c.r.id,
+                session = std::make_shared<Account>(std::move(*account))] {
+    conn->user = user;
+    conn->permissions = std::move(session->permissions);
+    conn->groups = std::make_shared<const std::vector<std::string>>(std::move(session->groups));
+    sessions_.fetch_add(1, std::memory_order_relaxed);
+    conn->Send(EncodeOk(id));
+  });
+  return Status::Ok();
+}
+
+Status RequestHandler::Logout(Call& c) {
+  Connection& conn = *c.conn;
   conn.user.reset();
   conn.permissions = Permissions();
   conn.groups.reset();
   sessions_.fetch_sub(1, std::memory_order_relaxed);
-  conn.Send(EncodeOk(r.id));
+  conn.Send(EncodeOk(c.r.id));
   return Status::Ok();
 }
 
-Status RequestHandler::Get(Connection& conn, const Request& r) {
+Status RequestHandler::Get(Call& c) {
   std::string& reply = ReplyBuffer();
-  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
-    if (r.op == Op::kGet && d.exists) {
-      AppendOkRaw(reply, r.id, "found", "true");
-      reply.pop_back();  // reopen the object to append the value
-      reply += ",\"value\":";
-      if (d.text.empty()) {
-        reply += d.value.dump();
-      } else {
-        reply += d.text;
-      }
-      reply += '}';
-    } else {
-      AppendOkRaw(reply, r.id, "found", d.exists ? "true" : "false");
-    }
-  }));
-  conn.SendCopy(reply);
+  bool resident = true;
+  SKIFF_RETURN_IF_ERROR(documents_.Read(
+      c.r.table, c.r.key,
+      [&](const CachedDocument& d) {
+        ReplyWriter w(reply, c.r.id);
+        w.Bool("found", d.exists());
+        if (c.r.op == Op::kGet && d.exists()) AppendDocument(w.Open("value").out(), d);
+        w.Finish();
+      },
+      c.on_worker ? nullptr : &resident));
+  if (!resident) return Offload(c);
+  c.conn->SendCopy(reply);
   return Status::Ok();
 }
 
-void RequestHandler::Persist(const std::shared_ptr<Connection>& conn, const Request& r,
-                             CachedDocument& doc, std::optional<std::string> value,
-                             const std::string& reply, bool coalesce) {
-  // The write's number keeps the entry in memory until the store has it.
-  if (options_.durability == Durability::kMemory) {
-    // Acknowledged already, and a failed flush is retried until it lands.
-    // While a WriteLatest write of the key is still queued it will read
-    // this change too (we hold the key's shard lock, which its read takes).
-    if (doc.latest_write > committer_.taken()) return;
-    if (coalesce) {
-      doc.last_write = doc.latest_write = committer_.WriteLatest(r.table, r.key);
-    } else {
-      doc.last_write = committer_.Write(r.table, r.key, std::move(value), nullptr);
-    }
-    return;
-  }
-  conn->in_flight.fetch_add(1, std::memory_order_relaxed);
-  doc.last_write =
-      committer_.Write(r.table, r.key, std::move(value),
-                       [this, conn, table = r.table, key = r.key, id = r.id, reply](
-                           const Status& status, uint64_t seq) mutable {
-                         if (!status.ok()) cache_.WriteFailed(table, key, seq);
-                         conn->Send(status.ok() ? std::move(reply) : EncodeError(id, status));
-                         conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
-                       });
+template <typename ChangeFn>
+Status RequestHandler::WriteDocument(Call& c, WriteKind kind, ChangeFn&& change) {
+  bool resident = true;
+  const bool may_offload = kind == WriteKind::kModify && !c.on_worker;
+  SKIFF_RETURN_IF_ERROR(documents_.Write(c.r.table, c.r.key, kind, change,
+                                         WriteAck(c.conn, c.r.id, &ReplyBuffer()),
+                                         may_offload ? &resident : nullptr));
+  if (!resident) return Offload(c);
+  return Status::Ok();
 }
 
-std::optional<std::string> RequestHandler::TextToPersist(const CachedDocument& doc) const {
-  if (options_.durability == Durability::kMemory) return std::nullopt;
-  return doc.value.dump();
-}
-
-void RequestHandler::ReplyAfterWrite(Connection& conn, std::string_view reply) {
-  if (options_.durability == Durability::kMemory) conn.SendCopy(reply);
-}
-
-Status RequestHandler::Set(const std::shared_ptr<Connection>& conn, Request& r) {
-  // Outside the shard lock. A scanned request keeps the document as text;
-  // one the full decoder read arrives as a tree.
-  const bool as_text = !r.raw_value.empty();
-  std::string text = as_text ? CompactJson(r.raw_value) : r.value.dump();
-  std::string& reply = ReplyBuffer();
-  AppendOkRaw(reply, r.id, "", "");
-  cache_.Replace(r.table, r.key, [&](CachedDocument& d) {
-    bool was = d.exists;
-    size_t old_bytes = d.bytes;
-    d.exists = true;
-    d.bytes = text.size();
-    if (as_text) {
-      d.value = doc::Value();
-      d.text = text;  // the committer takes the other copy
-    } else {
-      d.value = std::move(r.value);
-      d.text.clear();
-    }
-    cache_.Changed(was, old_bytes, d);
-    Persist(conn, r, d, std::move(text), reply);
+Status RequestHandler::Set(Call& c) {
+  Request& r = c.r;
+  // Outside the shard lock. A set always leaves the text form: the compact
+  // text it was sent, or the tree the full decoder read, serialised.
+  std::string text = r.raw_value.empty() ? doc::Dump(r.value) : CompactJson(r.raw_value);
+  return WriteDocument(c, WriteKind::kReplace, [&](CachedDocument& d) -> Result<Changed> {
+    d.form = TextForm{std::move(text)};
+    ReplyWriter(ReplyBuffer(), r.id).Finish();
+    return Changed::kYes;
   });
-  ReplyAfterWrite(*conn, reply);
-  return Status::Ok();
 }
 
-Status RequestHandler::Delete(const std::shared_ptr<Connection>& conn, const Request& r) {
-  bool found = false;
-  std::string reply_found = EncodeOkRaw(r.id, "found", "true");
-  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
-    found = d.exists;
-    if (!found) return;
-    size_t old_bytes = d.bytes;
-    d.exists = false;
-    d.value = doc::Value();
-    d.text.clear();
-    d.bytes = 0;
-    cache_.Changed(true, old_bytes, d);
-    Persist(conn, r, d, std::nullopt, reply_found);
-  }));
-  if (!found) {
-    conn->Send(EncodeOkRaw(r.id, "found", "false"));
-  } else {
-    ReplyAfterWrite(*conn, reply_found);
-  }
-  return Status::Ok();
+Status RequestHandler::Delete(Call& c) {
+  // A user who may write but not read the table is not told whether the
+  // document existed.
+  const bool may_read = c.conn->permissions.CanRead(c.r.table);
+  return WriteDocument(c, WriteKind::kModify, [&](CachedDocument& d) -> Result<Changed> {
+    const bool found = d.exists();
+    ReplyWriter w(ReplyBuffer(), c.r.id);
+    if (may_read) w.Bool("found", found);
+    w.Finish();
+    if (!found) return Changed::kNo;
+    d.form = AbsentForm{};
+    return Changed::kYes;
+  });
 }
 
-Status RequestHandler::Add(const std::shared_ptr<Connection>& conn, const Request& r) {
-  // Test only (ServerOptions::drop_one_add_in): acknowledge without applying.
-  if (const uint32_t n = options_.drop_one_add_in;
+Status RequestHandler::Add(Call& c) {
+  Request& r = c.r;
+  // The test seam: acknowledge without applying.
+  if (const uint32_t n = lose_one_add_in_.load(std::memory_order_relaxed);
       n > 0 && adds_seen_.fetch_add(1, std::memory_order_relaxed) % n == n - 1) {
-    conn->Send(EncodeOkRaw(r.id, "value", r.value.dump()));
+    c.conn->Send(EncodeOkRaw(r.id, "value", r.value.dump()));
     return Status::Ok();
   }
-  Status result;
-  std::string& reply = ReplyBuffer();
-  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
-    // AddAtPath leaves the document unchanged on error, so work in place:
+  // A user who may write but not read the table is not told the sum.
+  const bool may_read = c.conn->permissions.CanRead(r.table);
+  return WriteDocument(c, WriteKind::kModify, [&](CachedDocument& d) -> Result<Changed> {
+    // AddAtPath leaves the tree unchanged on error, so work in place:
     // copying a large document for every add would dominate its cost.
-    if (!d.exists) d.value = doc::Value();
-    result = DocumentCache::Parse(d);
-    if (!result.ok()) return;
-    Result<doc::Value> sum = doc::AddAtPath(d.value, r.path, r.value);
+    TreeForChange tree(d);
+    SKIFF_RETURN_IF_ERROR(tree.Ensure());
+    Result<doc::Value> sum = doc::AddAtPath(tree.tree(), r.path, r.value);
     if (!sum.ok()) {
-      result = sum.status();
-      return;
+      tree.Undo();
+      return sum.status();
     }
-    std::optional<std::string> text = TextToPersist(d);
-    bool was = d.exists;
-    size_t old_bytes = d.bytes;
-    d.exists = true;
-    if (text) d.bytes = text->size();
-    cache_.Changed(was, old_bytes, d);
-    AppendOkRaw(reply, r.id, "value", NumberText(*sum));
-    Persist(conn, r, d, std::move(text), reply, /*coalesce=*/true);
-  }));
-  SKIFF_RETURN_IF_ERROR(result);
-  ReplyAfterWrite(*conn, reply);
-  return Status::Ok();
+    ReplyWriter w(ReplyBuffer(), r.id);
+    if (may_read) w.Raw("value", NumberText(*sum));
+    w.Finish();
+    return Changed::kYes;
+  });
 }
 
-Status RequestHandler::Merge(const std::shared_ptr<Connection>& conn, const Request& r) {
-  Status result;
-  std::string& reply = ReplyBuffer();
-  AppendOkRaw(reply, r.id, "", "");
-  SKIFF_RETURN_IF_ERROR(cache_.With(r.table, r.key, [&](CachedDocument& d) {
-    if (!d.exists) d.value = doc::Value();
-    result = DocumentCache::Parse(d);
-    if (!result.ok()) return;
-    result = doc::MergePatch(d.value, r.value, limits_.max_depth);
-    if (!result.ok()) return;
-    std::optional<std::string> text = TextToPersist(d);
-    bool was = d.exists;
-    size_t old_bytes = d.bytes;
-    d.exists = true;
-    if (text) d.bytes = text->size();
-    cache_.Changed(was, old_bytes, d);
-    Persist(conn, r, d, std::move(text), reply, /*coalesce=*/true);
-  }));
-  SKIFF_RETURN_IF_ERROR(result);
-  ReplyAfterWrite(*conn, reply);
-  return Status::Ok();
+Status RequestHandler::Merge(Call& c) {
+  Request& r = c.r;
+  return WriteDocument(c, WriteKind::kModify, [&](CachedDocument& d) -> Result<Changed> {
+    TreeForChange tree(d);
+    SKIFF_RETURN_IF_ERROR(tree.Ensure());
+    if (Status merged = doc::MergePatch(tree.tree(), r.value, limits_.max_depth); !merged.ok()) {
+      tree.Undo();
+      return merged;
+    }
+    ReplyWriter(ReplyBuffer(), r.id).Finish();
+    return Changed::kYes;
+  });
 }
 
-Status RequestHandler::All(Connection& conn, const Request& r) {
+Status RequestHandler::All(Call& c) {
+  const Request& r = c.r;
   // The store is the source for scans; first make it hold every write
   // already applied in memory.
-  SKIFF_RETURN_IF_ERROR(committer_.Flush());
+  SKIFF_RETURN_IF_ERROR(documents_.Flush());
   Result<store::ScanPage> page = store_.Scan(r.table, r.after, r.limit);
   if (!page.ok()) return page.status();
-  std::string reply = EncodeOkRaw(r.id, "items", "[");
-  reply.pop_back();  // reopen the object after the '['
+  std::string reply;
+  ReplyWriter w(reply, r.id);
+  std::string& out = w.Open("items").out();
+  out += '[';
   for (size_t i = 0; i < page->items.size(); ++i) {
     const store::KeyValue& item = page->items[i];
-    if (i > 0) reply += ',';
-    reply += "{\"key\":";
-    reply += JsonString(item.key);
-    reply += ",\"value\":";
-    reply += item.value;
-    reply += '}';
+    if (i > 0) out += ',';
+    out += "{\"key\":";
+    out += JsonString(item.key);
+    out += ",\"value\":";
+    out += item.value;
+    out += '}';
   }
-  reply += "],\"next\":";
-  reply += page->next ? JsonString(*page->next) : "null";
-  reply += '}';
-  conn.Send(std::move(reply));
+  out += ']';
+  w.Raw("next", page->next ? JsonString(*page->next) : "null");
+  c.conn->Send(std::move(w.Finish()));
   return Status::Ok();
 }
 
-Status RequestHandler::Stats(Connection& conn, const Request& r) {
-  TierStats tiers = cache_.stats();
-  CommitterCounters commits = committer_.counters();
+Status RequestHandler::Stats(Call& c) {
+  TierStats tiers = documents_.tiers();
+  CommitterCounters commits = documents_.commits();
   sync::SyncCounters sync = sync_.counters();
+  const ListenerStats network = network_stats_ ? network_stats_() : ListenerStats();
   doc::Value fields = {
       {"tiers",
        {{"hot", {{"documents", tiers.hot.documents}, {"bytes", tiers.hot.bytes}}},
         {"packed", {{"documents", tiers.packed.documents}, {"bytes", tiers.packed.bytes}}},
         {"evicted", {{"documents", tiers.evictions}}}}},
-      {"connections", connection_counter_ ? connection_counter_() : 0},
+      {"connections", network.connections},
+      {"network",
+       {{"accepted", network.accepted},
+        {"refused", network.refused},
+        {"max_connections", network.max_connections},
+        {"descriptor_exhaustion", network.descriptor_exhaustion},
+        {"handshake_failures", network.handshake_failures},
+        {"protocol_errors", network.protocol_errors},
+        {"frame_timeouts", network.frame_timeouts},
+        {"send_timeouts", network.send_timeouts},
+        {"idle_closes", network.idle_closes},
+        {"paused", network.paused},
+        {"health_checks", network.health_checks},
+        {"buffered_input_bytes", network.buffered_input_bytes},
+        {"buffered_output_bytes", network.buffered_output_bytes},
+        {"max_buffered_bytes", network.max_buffered_bytes}}},
       {"sessions", sessions()},
       {"durability", std::string(DurabilityName(options_.durability))},
       {"store", std::string(store_.kind())},
@@ -417,7 +445,7 @@ Status RequestHandler::Stats(Connection& conn, const Request& r) {
         {"waits_woken", sync.waits_woken},
         {"waits_expired", sync.waits_expired}}},
   };
-  conn.Send(EncodeOk(r.id, fields));
+  c.conn->Send(EncodeOk(c.r.id, fields));
   return Status::Ok();
 }
 

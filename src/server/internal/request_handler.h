@@ -1,26 +1,30 @@
 // RequestHandler: executes v1 requests for the listener's connections.
 //
-// Decodes each frame (protocol.h), enforces the session and permission rules,
-// runs the op against the DocumentCache and queues writes to the Committer;
-// sync ops go to the SyncEngine (request_handler_sync.cc). Reads reply at
-// once; writes reply when their transaction commits (commit durability) or
-// once applied (memory durability); pushes after their commit; held waits
-// when the engine answers them, posted to an I/O thread. Thread-safe: called from
-// every I/O thread; per-connection calls are serial (see listener.h).
+// Each frame is decoded (request_scanner.h, protocol.h), then dispatched
+// through one table of ops: a row says who may run the op (anyone, a
+// session, readers or writers of the table) and which method runs it.
+// Reads reply at once; writes go through Documents, the one write path, and
+// reply when it acknowledges them; pushes after their commit; held waits
+// when the engine answers them. Nothing here blocks an I/O thread on the
+// store: a request that must wait for it (a login, a scan, a pull or
+// bootstrap, a document not in memory) runs again on a store worker, and
+// its connection is not read until it is answered, so a connection's
+// requests still take effect in the order it sent them.
+// Thread-safe: called from every I/O thread and the store workers;
+// per-connection calls are serial (see listener.h and Connection::barrier).
 #ifndef SKIFF_SERVER_INTERNAL_REQUEST_HANDLER_H_
 #define SKIFF_SERVER_INTERNAL_REQUEST_HANDLER_H_
 
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
-#include "server/internal/committer.h"
-#include "server/internal/document_cache.h"
+#include "server/internal/documents.h"
 #include "server/internal/listener.h"
 #include "server/internal/protocol.h"
+#include "server/internal/store_workers.h"
 #include "server/server_options.h"
 #include "store/store.h"
 #include "sync/sync_engine.h"
@@ -29,13 +33,18 @@ namespace skiff::server::internal {
 
 class RequestHandler final : public ListenerHandler {
  public:
-  RequestHandler(const ServerOptions& options, store::Store& store, DocumentCache& cache,
-                 Committer& committer, sync::SyncEngine& sync);
+  RequestHandler(const ServerOptions& options, store::Store& store, Documents& documents,
+                 sync::SyncEngine& sync, StoreWorkers& workers);
 
-  // Where `stats` reads the number of open connections.
-  void set_connection_counter(std::function<size_t()> counter) {
-    connection_counter_ = std::move(counter);
+  // Where `stats` reads the listener's figures.
+  void set_network_stats(std::function<ListenerStats()> stats) {
+    network_stats_ = std::move(stats);
   }
+
+  // A test seam, never used in production: acknowledge one `add` in n
+  // without applying it (0 = off), so a test can prove that the suite's
+  // verdict catches a lost update.
+  void set_lose_one_add_in_for_testing(uint32_t n) { lose_one_add_in_.store(n); }
 
   void OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) override;
   void OnBinary(const std::shared_ptr<Connection>& conn) override;
@@ -44,52 +53,64 @@ class RequestHandler final : public ListenerHandler {
   size_t sessions() const { return sessions_.load(std::memory_order_relaxed); }
 
  private:
-  // Runs a decoded request; returns an error to send instead of a reply.
-  Status Execute(const std::shared_ptr<Connection>& conn, Request& r);
-  Status Login(Connection& conn, const Request& r);
-  Status Logout(Connection& conn, const Request& r);
-  Status Get(Connection& conn, const Request& r);
-  Status Set(const std::shared_ptr<Connection>& conn, Request& r);
-  Status Delete(const std::shared_ptr<Connection>& conn, const Request& r);
-  Status Add(const std::shared_ptr<Connection>& conn, const Request& r);
-  Status Merge(const std::shared_ptr<Connection>& conn, const Request& r);
-  Status All(Connection& conn, const Request& r);
-  Status Stats(Connection& conn, const Request& r);
+  // One request being run, and whether on a store worker (where it may
+  // wait for the store) or on an I/O thread (where it may not).
+  struct Call {
+    const std::shared_ptr<Connection>& conn;
+    Request& r;
+    bool on_worker;
+  };
+  using Method = Status (RequestHandler::*)(Call&);
+  // Who may run an op.
+  enum class Access { kAnyone, kSession, kReader, kWriter };
+  struct OpRow {
+    Op op;
+    Access access;
+    bool needs_store;  // always waits for the store: run on a store worker
+    Method run;
+  };
+  static const OpRow& RowFor(Op op);
+
+  // Checks access and runs the request; returns an error to send instead.
+  Status Execute(const std::shared_ptr<Connection>& conn, Request& r, bool on_worker);
+  Status Check(const OpRow& row, const Connection& conn, const Request& r) const;
+  // Hands the request to a store worker and holds the connection's reading
+  // until it is answered.
+  Status Offload(Call& call);
+
+  Status Ping(Call& c);
+  Status Echo(Call& c);
+  Status Login(Call& c);
+  Status Logout(Call& c);
+  Status Get(Call& c);
+  Status Set(Call& c);
+  Status Delete(Call& c);
+  Status Add(Call& c);
+  Status Merge(Call& c);
+  Status All(Call& c);
+  Status Stats(Call& c);
   // Sync ops (request_handler_sync.cc).
-  Status Push(const std::shared_ptr<Connection>& conn, Request& r);
-  Status Pull(Connection& conn, const Request& r);
-  Status Bootstrap(Connection& conn, const Request& r);
-  Status Wait(const std::shared_ptr<Connection>& conn, const Request& r);
+  Status Push(Call& c);
+  Status Pull(Call& c);
+  Status Bootstrap(Call& c);
+  Status Wait(Call& c);
   // Cancels the held waits of a connection that closed.
   void CancelWaits(Connection& conn);
-
-  // Queues a write of (table, key) to the committer. Call inside
-  // DocumentCache::With so the store sees the key's writes in order. In
-  // commit mode `value` is written and `reply` sent once it committed. In
-  // memory mode the caller replies; `coalesce` (add, merge: changes that
-  // often hit one hot key) has the committer read the document when it
-  // writes it instead of taking `value`, so a key changed many times
-  // between flushes is serialised and written once.
-  void Persist(const std::shared_ptr<Connection>& conn, const Request& r, CachedDocument& doc,
-               std::optional<std::string> value, const std::string& reply, bool coalesce = false);
-  // The text an add or merge hands Persist: in memory mode none, since the
-  // committer serialises the document when it writes it (and sets its
-  // `bytes` then, so the hot tier's byte count lags by up to one flush
-  // interval); in commit mode the document's JSON.
-  std::optional<std::string> TextToPersist(const CachedDocument& doc) const;
-  // In memory mode the reply of a write goes out now; in commit mode
-  // Persist's callback sends it.
-  void ReplyAfterWrite(Connection& conn, std::string_view reply);
+  // A document's write through Documents, acknowledged to the connection;
+  // offloaded when the document is not in memory and this is an I/O thread.
+  template <typename ChangeFn>
+  Status WriteDocument(Call& c, WriteKind kind, ChangeFn&& change);
 
   const ServerOptions options_;
   const doc::Limits limits_;
   store::Store& store_;
-  DocumentCache& cache_;
-  Committer& committer_;
+  Documents& documents_;
   sync::SyncEngine& sync_;
-  std::function<size_t()> connection_counter_;
+  StoreWorkers& workers_;
+  std::function<ListenerStats()> network_stats_;
   std::atomic<size_t> sessions_{0};
-  std::atomic<uint64_t> adds_seen_{0};  // for options_.drop_one_add_in
+  std::atomic<uint32_t> lose_one_add_in_{0};
+  std::atomic<uint64_t> adds_seen_{0};
 };
 
 }  // namespace skiff::server::internal

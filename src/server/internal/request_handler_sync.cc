@@ -17,32 +17,37 @@ sync::Caller CallerOf(const Connection& conn) { return sync::Caller{*conn.user, 
 
 }  // namespace
 
-Status RequestHandler::Push(const std::shared_ptr<Connection>& conn, Request& r) {
+Status RequestHandler::Push(Call& c) {
+  const std::shared_ptr<Connection>& conn = c.conn;
+  Request& r = c.r;
   conn->in_flight.fetch_add(1, std::memory_order_relaxed);
   // The reply goes out from the engine's committer thread once the push's
   // transaction committed; Send is thread-safe and only queues the frame.
   sync_.Push(CallerOf(*conn), std::move(r.push), [conn, id = r.id](Result<sync::PushReply> reply) {
+    conn->in_flight.fetch_sub(1, std::memory_order_relaxed);  // before the send (see Persist)
     conn->Send(reply.ok() ? EncodePushReply(id, *reply) : EncodeError(id, reply.status()));
-    conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
   });
   return Status::Ok();
 }
 
-Status RequestHandler::Pull(Connection& conn, const Request& r) {
-  Result<sync::PullReply> reply = sync_.Pull(CallerOf(conn), r.since, r.limit);
+Status RequestHandler::Pull(Call& c) {
+  Result<sync::PullReply> reply = sync_.Pull(CallerOf(*c.conn), c.r.since, c.r.limit);
   if (!reply.ok()) return reply.status();
-  conn.Send(EncodePullReply(r.id, *reply));
+  c.conn->Send(EncodePullReply(c.r.id, *reply));
   return Status::Ok();
 }
 
-Status RequestHandler::Bootstrap(Connection& conn, const Request& r) {
-  Result<sync::BootstrapReply> reply = sync_.Bootstrap(CallerOf(conn), r.sync_after, r.limit);
+Status RequestHandler::Bootstrap(Call& c) {
+  Result<sync::BootstrapReply> reply =
+      sync_.Bootstrap(CallerOf(*c.conn), c.r.sync_after, c.r.limit);
   if (!reply.ok()) return reply.status();
-  conn.Send(EncodeBootstrapReply(r.id, *reply));
+  c.conn->Send(EncodeBootstrapReply(c.r.id, *reply));
   return Status::Ok();
 }
 
-Status RequestHandler::Wait(const std::shared_ptr<Connection>& conn, const Request& r) {
+Status RequestHandler::Wait(Call& c) {
+  const std::shared_ptr<Connection>& conn = c.conn;
+  const Request& r = c.r;
   const uint64_t token = conn->waits.Open(kMaxHeldWaitsPerConnection);
   if (token == 0) {
     return Status(
@@ -53,14 +58,12 @@ Status RequestHandler::Wait(const std::shared_ptr<Connection>& conn, const Reque
   // close cancels the wait anyway.
   std::weak_ptr<Connection> weak = conn;
   auto done = [weak, token, id = r.id](Result<sync::WaitReply> reply) {
-    std::shared_ptr<Connection> c = weak.lock();
-    if (!c) return;
-    std::string frame = reply.ok() ? EncodeWaitReply(id, *reply) : EncodeError(id, reply.status());
+    std::shared_ptr<Connection> waiting = weak.lock();
+    if (!waiting || !waiting->waits.Answer(token)) return;
     // The engine answers from its committer or expiry thread, often many
-    // waits at once: hand the send to the connection's I/O context.
-    c->Post([c, token, frame = std::move(frame)]() mutable {
-      if (c->waits.Answer(token)) c->Send(std::move(frame));
-    });
+    // waits at once; Send only queues the frame, and the connection's own
+    // I/O thread writes it.
+    waiting->Send(reply.ok() ? EncodeWaitReply(id, *reply) : EncodeError(id, reply.status()));
   };
   const uint64_t timeout = std::min<uint64_t>(r.timeout_ms, uint64_t{1} << 40);
   sync::SyncEngine::WaitId wait_id =

@@ -43,6 +43,11 @@ void SqliteCheckpointer::Request() {
   cv_.notify_one();
 }
 
+void SqliteCheckpointer::RunExclusive(const std::function<void()>& checkpoint) {
+  std::lock_guard<std::mutex> run(run_mu_);
+  checkpoint();
+}
+
 void SqliteCheckpointer::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -53,7 +58,10 @@ void SqliteCheckpointer::Run() {
     // Errors are left for the next round: SQLITE_BUSY means another
     // checkpoint is running, and the writer's own checkpoint (the store's
     // backstop) reports nothing either, as SQLite's auto-checkpoint does not.
-    (void)sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    {
+      std::lock_guard<std::mutex> run(run_mu_);
+      (void)sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    }
     lock.lock();
   }
 }

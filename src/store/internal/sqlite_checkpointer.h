@@ -16,6 +16,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,11 +45,19 @@ class SqliteCheckpointer {
   // before the thread takes the last one merge into one.
   void Request();
 
+  // Runs `checkpoint` (the writer's own) once no background round is under
+  // way, and keeps the next from starting until it returns. SQLite refuses
+  // a checkpoint while another holds the checkpoint lock, without waiting,
+  // so without this a writer's checkpoint at the size limit could find a
+  // background round running and let the WAL grow on.
+  void RunExclusive(const std::function<void()>& checkpoint);
+
  private:
   SqliteCheckpointer() = default;
   void Run();
 
   sqlite3* db_ = nullptr;  // used by the thread only, once started
+  std::mutex run_mu_;      // held for every checkpoint, background or the writer's
   std::mutex mu_;
   std::condition_variable cv_;
   bool requested_ = false;  // guarded by mu_

@@ -1,6 +1,7 @@
 // Draws the page's charts from the JSON in #skiff-data with Chart.js, then
-// records on <body> how many charts were expected and how many have pixels
-// on their canvas, so a headless browser can check that they rendered.
+// records on <body> how many charts were expected, how many have pixels on
+// their canvas and how many axis labels did not fit, so a headless browser
+// can check that they rendered whole.
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('skiff-data').textContent);
@@ -67,7 +68,11 @@
       data: { labels: rows.map((r) => r.name), datasets },
       options: {
         indexAxis: 'y',
-        scales: { x: { type: 'logarithmic', title: { display: true, text: 'operations per second' } } },
+        scales: {
+          x: { type: 'logarithmic', ticks: { maxTicksLimit: 8, maxRotation: 0 },
+               title: { display: true, text: 'operations per second' } },
+          y: { ticks: { autoSkip: false } },
+        },
         plugins: { legend: { display: data.hasBase } },
       },
     });
@@ -89,7 +94,37 @@
       },
       options: {
         indexAxis: 'y',
-        scales: { x: { type: 'logarithmic', title: { display: true, text: 'µs' } } },
+        scales: {
+          x: { type: 'logarithmic', ticks: { maxTicksLimit: 8, maxRotation: 0 },
+               title: { display: true, text: 'µs' } },
+          y: { ticks: { autoSkip: false } },
+        },
+      },
+    });
+  }
+
+  function historyChart(canvas) {
+    const lines = data.history.series[canvas.dataset.family] || [];
+    make(canvas, {
+      type: 'line',
+      data: {
+        labels: data.history.runs,
+        datasets: lines.map((l, i) => ({
+          label: l.name,
+          data: l.values.map((ns) => (Number.isFinite(ns) ? ns / 1000 : null)),
+          borderColor: palette[i % palette.length],
+          backgroundColor: palette[i % palette.length],
+          spanGaps: true,
+          pointRadius: 2,
+          borderWidth: 1.5,
+        })),
+      },
+      options: {
+        scales: {
+          x: { ticks: { maxRotation: 60, autoSkip: true } },
+          y: { type: 'logarithmic', title: { display: true, text: 'µs per operation (per iteration where not end-to-end)' } },
+        },
+        plugins: { legend: { position: 'right', labels: { boxWidth: 12 } } },
       },
     });
   }
@@ -160,7 +195,10 @@
     });
   }
 
-  const builders = { throughput: throughputChart, latency: latencyChart, 'rss-all': rssAllChart, rss: rssChart };
+  const builders = {
+    throughput: throughputChart, latency: latencyChart, history: historyChart,
+    'rss-all': rssAllChart, rss: rssChart,
+  };
   const canvases = document.querySelectorAll('canvas[data-chart]');
   document.body.dataset.chartsExpected = String(canvases.length);
   for (const canvas of canvases) {
@@ -179,4 +217,21 @@
     return false;
   }
   document.body.dataset.chartsRendered = String(charts.filter((c) => drawn(c.canvas)).length);
+
+  // A category label wider than its axis is cut at the canvas edge.
+  function cutLabels(chart) {
+    let cut = 0;
+    for (const scale of Object.values(chart.scales)) {
+      if (scale.type !== 'category' || scale.axis !== 'y') continue;
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.font = Chart.helpers.toFont(scale.options.ticks.font).string;
+      for (const label of scale.getLabels()) {
+        if (ctx.measureText(String(label)).width > scale.width) cut += 1;
+      }
+      ctx.restore();
+    }
+    return cut;
+  }
+  document.body.dataset.labelsCut = String(charts.reduce((n, c) => n + cutLabels(c.chart), 0));
 })();

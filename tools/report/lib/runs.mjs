@@ -1,6 +1,9 @@
-// Reads Google Benchmark JSON files written by the suite and reduces each
-// benchmark to one row: median time, throughput and counters over its
-// repetitions, with its error state and counter kinds.
+// Reads one run of the suite: the run's record (run.json, written by
+// tools/bench: which families ran and how each ended), every family's
+// Google Benchmark JSON (written by the suite's main: valid JSON, counter
+// kinds in its context) and memory.json. Each benchmark becomes one row:
+// median time, throughput and counters over its repetitions, its error
+// state, the store it ran on and whether its budget cut it short.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -13,6 +16,7 @@ const kStandardFields = new Set([
 ]);
 
 const kNanosPerUnit = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 };
+export const kStores = ['memory', 'sqlite', 'postgres'];
 
 function median(values) {
   const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
@@ -21,14 +25,14 @@ function median(values) {
   return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
-// Google Benchmark 1.7 writes bare NaN and inf for some aggregates, which
-// JSON.parse rejects; they carry no information here, so they become null.
-export function parseBenchmarkJson(text, file) {
-  const cleaned = text.replace(/(?<=[:\[,]\s*)-?(?:nan|NaN|inf|Infinity)(?=\s*[,\]\}])/g, 'null');
+// The suite's main writes valid JSON; anything else is refused, with the
+// likely reason.
+export function parseJson(text, file) {
   try {
-    return JSON.parse(cleaned);
+    return JSON.parse(text);
   } catch (e) {
-    throw new Error(`${file}: not valid JSON (${e.message})`);
+    throw new Error(`${file}: not valid JSON (${e.message}); the suite's main writes valid JSON, ` +
+      'so this file comes from elsewhere or was cut short');
   }
 }
 
@@ -40,7 +44,18 @@ function counterKinds(context) {
   return kinds;
 }
 
-// One family file -> { family, context, benchmarks: [row] }.
+// The store a case ran on: the segment of its name that names one.
+export function storeOf(name) {
+  return name.split('/').find((s) => kStores.includes(s)) ?? null;
+}
+
+// The case without its store segment and Google Benchmark's time suffix:
+// "BM_WriteOne/*", "get-hot/sequential/*/commit".
+export function withoutStore(name) {
+  return name.split('/').map((s) => (kStores.includes(s) ? '*' : s)).join('/');
+}
+
+// One family file -> { family, context, kinds, benchmarks: [row] }.
 export function summariseFamily(family, json) {
   if (!json || !Array.isArray(json.benchmarks)) {
     throw new Error(`${family}: no "benchmarks" array`);
@@ -69,17 +84,18 @@ export function summariseFamily(family, json) {
       if (kStandardFields.has(key) || typeof first[key] !== 'number') continue;
       counters[key] = median(samples.map((s) => s[key]));
     }
-    const unit = first.time_unit ?? 'ns';
     const timeNs = median(samples.map((s) => s.real_time * (kNanosPerUnit[s.time_unit ?? 'ns'] ?? 1)));
     rows.push({
       family,
       name,
       label: first.label ?? '',
+      store: storeOf(name),
       repetitions: samples.length,
       timeNs: errored ? null : timeNs,
-      unit,
       itemsPerSecond: errored ? null : median(samples.map((s) => s.items_per_second)),
       counters: errored ? {} : counters,
+      capped: samples.filter((s) => (s.capped ?? 0) > 0).length,
+      otherCpuPct: errored ? null : counters.other_cpu_pct ?? null,
       error: errored ? errored.error_message ?? 'error' : null,
       skipped: errored ? /^skipped/i.test(errored.error_message ?? '') : false,
     });
@@ -87,26 +103,50 @@ export function summariseFamily(family, json) {
   return { family, context: json.context ?? {}, kinds, benchmarks: rows };
 }
 
-// Every <family>.json in `dir` (memory.json excepted) -> [family summary].
-export function loadRunDir(dir) {
+// run.json, or null when the folder has none (a folder ctest wrote).
+export function loadRecord(dir) {
+  const file = path.join(dir, 'run.json');
+  if (!fs.existsSync(file)) return null;
+  const record = parseJson(fs.readFileSync(file, 'utf8'), file);
+  if (record?.format !== 'skiff-bench-run/1' || !Array.isArray(record.families)) {
+    throw new Error(`${file}: not a run record (format skiff-bench-run/1)`);
+  }
+  return record;
+}
+
+// Every <family>.json in `dir` (memory.json and run.json excepted), or the
+// ones the run record names -> [family summary].
+export function loadRunDir(dir, record = loadRecord(dir)) {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new Error(`${dir}: not a directory`);
   }
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'memory.json').sort();
+  const files = record
+    ? record.families.filter((f) => f.json).map((f) => f.json)
+    : fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !['memory.json', 'run.json'].includes(f)).sort();
   const families = [];
   for (const f of files) {
-    const text = fs.readFileSync(path.join(dir, f), 'utf8');
+    const file = path.join(dir, f);
+    if (!fs.existsSync(file)) throw new Error(`${file}: named by run.json but missing`);
+    const text = fs.readFileSync(file, 'utf8');
     if (text.trim() === '') continue;  // a family still running
-    families.push(summariseFamily(path.basename(f, '.json'), parseBenchmarkJson(text, f)));
+    families.push(summariseFamily(path.basename(f, '.json'), parseJson(text, f)));
   }
   return families;
 }
 
-// memory.json in `dir`, or null.
-export function loadMemory(dir) {
+// memory.json in `dir` when it belongs to this run, else { stale } saying
+// why it is not shown; null when there is none.
+export function loadMemory(dir, families, record) {
   const file = path.join(dir, 'memory.json');
   if (!fs.existsSync(file)) return null;
-  return parseBenchmarkJson(fs.readFileSync(file, 'utf8'), file);
+  const memory = parseJson(fs.readFileSync(file, 'utf8'), file);
+  const family = families.find((f) => f.family === 'memory_bench');
+  const runId = family?.context?.skiff_run_id ?? record?.run_id;
+  if (!runId || memory.run_id !== runId) {
+    return { stale: `memory.json is from run ${memory.run_id ?? '(unnamed)'}, not from ` +
+      `${runId ?? 'this run (no memory_bench results here)'}: not shown` };
+  }
+  return memory;
 }
 
 // Attaches the base run's row to each head row of the same family and name.

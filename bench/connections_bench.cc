@@ -1,0 +1,448 @@
+// The connections family: what a real-time server is for, thousands of
+// clients connected at once, measured the way the public "simple WebSocket
+// echo benchmark" does (10,000 connections, each sending a message, reading
+// it back, then sleeping 1 s, 100 ms, 10 ms or 1 ms before the next), beside
+// the same shapes against a Bun.serve peer and a Node + ws peer (bench/peers/)
+// driven by the same client in the same run.
+//
+//   BM_IdleConnections  server memory per connection: open (handshake only),
+//                       logged in, and after one 12 KB frame each
+//   BM_Echo             echo with think time: rps, latency, server and
+//                       client CPU, server memory; every reply checked
+//   BM_AcceptStorm      N connections opened at once: time until all are
+//                       open, and failures
+//
+// Every server is a child process, so its resident set and CPU are its own
+// and N connections fit the descriptor limit on each side; the client is one
+// epoll thread (support/ws_fleet.h). Sizes: 1,000 connections in the quick
+// profile, 1,000 and 10,000 otherwise.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include "server/permissions.h"
+#include "server/users.h"
+#include "store/store.h"
+#include "support/bench_options.h"
+#include "support/bench_registry.h"
+#include "support/counters.h"
+#include "support/e2e_options.h"
+#include "support/latency.h"
+#include "support/process.h"
+#include "support/skiffd_process.h"
+#include "support/temp_dir.h"
+#include "support/ws_fleet.h"
+
+namespace skiff::bench {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+using SteadyClock = std::chrono::steady_clock;
+
+// The skiffd under test: the one built with the suite, or --skiffd=PATH
+// (an older build, to compare in one run), with --skiffd-arg flags added.
+std::string SkiffdBinary() {
+  return GetE2eOptions().skiffd.empty() ? std::string(SKIFFD_PATH) : GetE2eOptions().skiffd;
+}
+
+double CpuSecondsOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  double ticks = 0;
+  for (int i = 3; fields >> f && i <= 15; ++i) {
+    if (i == 14 || i == 15) ticks += std::strtod(f.c_str(), nullptr);
+  }
+  return ticks / double(sysconf(_SC_CLK_TCK));
+}
+
+double ThisProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// One server under test, as a child process.
+class Target {
+ public:
+  static Result<std::unique_ptr<Target>> Start(const std::string& kind) {
+    auto t = std::unique_ptr<Target>(new Target());
+    t->kind_ = kind;
+    SKIFF_RETURN_IF_ERROR(kind == "skiffd" ? t->StartSkiffd() : t->StartPeer());
+    return t;
+  }
+
+  const std::string& kind() const { return kind_; }
+  pid_t pid() const { return skiffd_ ? skiffd_->pid() : peer_.pid(); }
+  uint16_t port() const { return port_; }
+  double CpuSeconds() const { return CpuSecondsOf(pid()); }
+  double ResidentMb() const { return double(support::ResidentBytes(pid())) / (1024.0 * 1024.0); }
+  std::string LoginFrame(uint64_t id) const {
+    return R"({"id":)" + std::to_string(id) + R"(,"op":"login","user":"bench","secret":")" +
+           secret_ + R"("})";
+  }
+
+ private:
+  Target() = default;
+
+  Status StartSkiffd() {
+    const std::string url = "sqlite:" + dir_.File("connections.db");
+    {
+      Result<std::unique_ptr<store::Store>> store = store::OpenStore(url);
+      if (!store.ok()) return store.status();
+      Result<std::string> secret =
+          server::CreateUser(**store, "bench", server::Permissions({"*"}, {"*"}));
+      if (!secret.ok()) return secret.status();
+      secret_ = *secret;
+    }
+    std::vector<std::string> flags = {"--store", url};
+    for (const std::string& a : GetE2eOptions().skiffd_args) flags.push_back(a);
+    skiffd_ = std::make_unique<support::SkiffdProcess>();
+    SKIFF_RETURN_IF_ERROR(skiffd_->Start(SkiffdBinary(), flags));
+    port_ = skiffd_->port();
+    return Status::Ok();
+  }
+
+  Status StartPeer() {
+    secret_ = "peer-secret";
+    const std::string peers = std::string(SKIFF_SOURCE_DIR) + "/bench/peers/";
+    std::vector<std::string> argv;
+    if (kind_ == "bun-peer") {
+      argv = {BunPath(), "run", peers + "kv_peer.ts"};
+    } else {
+      argv = {"/usr/bin/node", peers + "kv_peer_node.mjs"};
+    }
+    SKIFF_RETURN_IF_ERROR(peer_.Start(argv, {"PORT=0", "SKIFF_PEER_SECRET=" + secret_}));
+    Result<std::string> line = peer_.ReadLine(std::chrono::seconds(30));
+    if (!line.ok()) return line.status();
+    port_ = support::PortOfListeningLine(*line);
+    if (port_ == 0) return Unavailable(kind_ + " said '" + *line + "'");
+    return Status::Ok();
+  }
+
+ public:
+  // Where Bun is: --bun, else the copy bench/peers' npm install put there.
+  static std::string BunPath() {
+    if (!GetE2eOptions().bun.empty()) return GetE2eOptions().bun;
+    return std::string(SKIFF_SOURCE_DIR) + "/bench/peers/node_modules/.bin/bun";
+  }
+  // Why a peer cannot run here, or empty.
+  static std::string Missing(const std::string& kind) {
+    if (kind == "bun-peer" && access(BunPath().c_str(), X_OK) != 0) {
+      return "Bun not found at " + BunPath();
+    }
+    if (kind == "node-peer") {
+      const std::string ws =
+          std::string(SKIFF_SOURCE_DIR) + "/bench/peers/node_modules/ws/package.json";
+      if (access("/usr/bin/node", X_OK) != 0) return "node not found at /usr/bin/node";
+      if (access(ws.c_str(), R_OK) != 0) return "the ws package is not in bench/peers/node_modules";
+    }
+    return "";
+  }
+
+ private:
+  std::string kind_;
+  support::TempDir dir_;
+  std::unique_ptr<support::SkiffdProcess> skiffd_;
+  support::Process peer_;
+  uint16_t port_ = 0;
+  std::string secret_;
+};
+
+const std::vector<std::string>& Kinds() {
+  static const std::vector<std::string> kinds = {"bun-peer", "node-peer", "skiffd"};
+  return kinds;
+}
+
+std::vector<size_t> Sizes() {
+  if (Options().profile == Profile::kQuick) return {1000};
+  return {1000, 10000};
+}
+
+bool CheckDescriptors(benchmark::State& state, size_t n) {
+  const uint64_t limit = RaiseDescriptorLimit();
+  if (limit < n + 256) {
+    const std::string why = "needs " + std::to_string(n + 256) +
+                            " descriptors in this process and in the server; the hard limit "
+                            "here is " +
+                            std::to_string(limit) + " (raise it with ulimit -Hn)";
+    std::fprintf(stderr, "connections_bench: *** %s ***\n", why.c_str());
+    state.SkipWithError(why.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::unique_ptr<Target>> StartOrSkip(benchmark::State& state,
+                                                   const std::string& kind) {
+  if (std::string missing = Target::Missing(kind); !missing.empty()) {
+    std::fprintf(stderr,
+                 "connections_bench: *** %s: %s; skipped (npm ci --prefix bench/peers "
+                 "installs the peers) ***\n",
+                 kind.c_str(), missing.c_str());
+    state.SkipWithError(("skipped: " + missing).c_str());
+    return std::nullopt;
+  }
+  Result<std::unique_ptr<Target>> target = Target::Start(kind);
+  if (!target.ok()) {
+    state.SkipWithError(target.status().ToString().c_str());
+    return std::nullopt;
+  }
+  return std::move(*target);
+}
+
+// ---- Idle memory -----------------------------------------------------------
+
+void BM_IdleConnections(benchmark::State& state, std::string kind, size_t n) {
+  if (!CheckDescriptors(state, n)) return;
+  for (auto _ : state) {
+    auto target = StartOrSkip(state, kind);
+    if (!target) return;
+    Target& t = **target;
+    size_t replies = 0, bad = 0;
+    std::string expected;
+    Fleet fleet([&](size_t, std::string_view payload) {
+      ++replies;
+      if (!expected.empty() && payload != expected) ++bad;
+    });
+    const double rss_0 = t.ResidentMb();
+    const auto start = SteadyClock::now();
+    FleetOpenReport opened = fleet.Open(t.port(), n, seconds(120));
+    state.SetIterationTime(std::chrono::duration<double>(SteadyClock::now() - start).count());
+    if (opened.opened != n) {
+      return state.SkipWithError(("opened " + std::to_string(opened.opened) + " of " +
+                                  std::to_string(n) + ": " + opened.first_error)
+                                     .c_str());
+    }
+    const double rss_open = t.ResidentMb();
+
+    // Logged in: every connection a session.
+    expected = R"({"id":1,"ok":true})";
+    for (size_t i = 0; i < n; ++i) fleet.Send(i, t.LoginFrame(1));
+    if (!fleet.RunUntil([&] { return replies >= n; }, seconds(120)) || bad > 0) {
+      return state.SkipWithError("not every connection logged in");
+    }
+    const double rss_login = t.ResidentMb();
+
+    // One 12 KB frame each, echoed back and checked.
+    const std::string data(12 * 1024, 'm');
+    const std::string frame = R"({"id":2,"op":"echo","data":")" + data + R"("})";
+    expected = R"({"id":2,"ok":true,"data":")" + data + R"("})";
+    replies = 0;
+    for (size_t i = 0; i < n; ++i) fleet.Send(i, frame);
+    if (!fleet.RunUntil([&] { return replies >= n; }, seconds(120)) || bad > 0) {
+      return state.SkipWithError("not every 12 KB echo came back intact");
+    }
+    const double rss_12kb = t.ResidentMb();
+    if (fleet.lost() > 0) return state.SkipWithError("the server dropped connections");
+    const double per = 1024.0 / double(n);  // MiB over n connections, in KiB each
+    SetDeterministic(state, "connections", double(n));
+    SetInfo(state, "server_rss_mb_base", rss_0);
+    SetInfo(state, "kib_per_connection_open", (rss_open - rss_0) * per);
+    SetInfo(state, "kib_per_connection_logged_in", (rss_login - rss_0) * per);
+    SetInfo(state, "kib_per_connection_after_12kb", (rss_12kb - rss_0) * per);
+    SetInfo(state, "server_rss_mb", rss_12kb);
+    fleet.CloseAll(seconds(30));
+  }
+}
+
+// ---- Echo with think time --------------------------------------------------
+
+struct EchoResult {
+  double rps = 0;
+  double server_cpu_us_per_reply = 0;
+  double max_latency_ms = 0;
+};
+// Results of the peers' cases, for the ratios on skiffd's case of the same
+// shape (registered after them).
+std::map<std::string, EchoResult>& PeerResults() {
+  static std::map<std::string, EchoResult> results;
+  return results;
+}
+
+nanoseconds Warmup() { return Options().profile == Profile::kQuick ? seconds(1) : seconds(2); }
+nanoseconds Measured() {
+  switch (Options().profile) {
+    case Profile::kQuick:
+      return seconds(3);
+    case Profile::kStandard:
+      return seconds(10);
+    case Profile::kFull:
+      return seconds(30);
+  }
+  return seconds(10);
+}
+
+void BM_Echo(benchmark::State& state, std::string kind, size_t n, int delay_ms) {
+  if (!CheckDescriptors(state, n)) return;
+  const std::string shape = std::to_string(n) + "/" + std::to_string(delay_ms);
+  for (auto _ : state) {
+    auto target = StartOrSkip(state, kind);
+    if (!target) return;
+    Target& t = **target;
+    // Each connection has one request out at a time; its id is a sequence
+    // number, and the reply must be exactly the request's echo.
+    const std::string data = "0123456789abcdef0123456789abcdef";
+    std::vector<uint64_t> seq(n, 0);
+    std::vector<SteadyClock::time_point> sent_at(n);
+    bool measuring = false, stopping = false;
+    uint64_t replies = 0, mismatches = 0;
+    LatencyRecorder latency(4'000'000);
+    Fleet* fleet_ptr = nullptr;
+    auto send = [&](size_t i) {
+      if (stopping) return;
+      ++seq[i];
+      sent_at[i] = SteadyClock::now();
+      fleet_ptr->Send(
+          i, R"({"id":)" + std::to_string(seq[i]) + R"(,"op":"echo","data":")" + data + R"("})");
+    };
+    Fleet fleet(
+        [&](size_t i, std::string_view payload) {
+          const auto now = SteadyClock::now();
+          const std::string expected =
+              R"({"id":)" + std::to_string(seq[i]) + R"(,"ok":true,"data":")" + data + R"("})";
+          if (payload != expected) ++mismatches;
+          if (measuring) {
+            ++replies;
+            latency.Record(now - sent_at[i]);
+          }
+          fleet_ptr->WakeAt(i, now + milliseconds(delay_ms));
+        },
+        send);
+    fleet_ptr = &fleet;
+    FleetOpenReport opened = fleet.Open(t.port(), n, seconds(120));
+    if (opened.opened != n) {
+      return state.SkipWithError(("opened " + std::to_string(opened.opened) + " of " +
+                                  std::to_string(n) + ": " + opened.first_error)
+                                     .c_str());
+    }
+    // Spread the first requests evenly over one delay, as clients that
+    // connected at different times would start.
+    const auto t0 = SteadyClock::now();
+    const int64_t delay_ns = int64_t{delay_ms} * 1'000'000;
+    for (size_t i = 0; i < n; ++i) {
+      fleet.WakeAt(i, t0 + nanoseconds(delay_ns * int64_t(i) / int64_t(n)));
+    }
+    fleet.RunFor(Warmup());
+    measuring = true;
+    const double server_cpu_0 = t.CpuSeconds(), client_cpu_0 = ThisProcessCpuSeconds();
+    const auto start = SteadyClock::now();
+    fleet.RunFor(Measured());
+    const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+    const double server_cpu = t.CpuSeconds() - server_cpu_0;
+    const double client_cpu = ThisProcessCpuSeconds() - client_cpu_0;
+    measuring = false;
+    stopping = true;
+    const double rss = t.ResidentMb();
+    state.SetIterationTime(elapsed);
+    if (mismatches > 0) return state.SkipWithError("a reply did not match its request");
+    if (fleet.lost() > 0 || fleet.protocol_errors() > 0) {
+      return state.SkipWithError("the server dropped connections or broke framing");
+    }
+    if (replies == 0) return state.SkipWithError("no reply arrived in the measured window");
+    const LatencySummary lat = latency.Summarize();
+    EchoResult r;
+    r.rps = double(replies) / elapsed;
+    r.server_cpu_us_per_reply = server_cpu / double(replies) * 1e6;
+    r.max_latency_ms = lat.max_us / 1000.0;
+    SetDeterministic(state, "connections", double(n));
+    SetInfo(state, "rps", r.rps);
+    SetInfo(state, "avg_latency_ms", lat.avg_us / 1000.0);
+    SetInfo(state, "p50_us", lat.p50_us);
+    SetInfo(state, "p99_us", lat.p99_us);
+    SetInfo(state, "max_latency_ms", r.max_latency_ms);
+    SetInfo(state, "server_rss_mb", rss);
+    SetInfo(state, "server_cores", server_cpu / elapsed);
+    SetInfo(state, "client_cores", client_cpu / elapsed);
+    SetInfo(state, "server_cpu_us_per_reply", r.server_cpu_us_per_reply);
+    if (kind != "skiffd") {
+      PeerResults()[kind + "/" + shape] = r;
+    } else {
+      for (const char* peer : {"bun-peer", "node-peer"}) {
+        auto it = PeerResults().find(std::string(peer) + "/" + shape);
+        if (it == PeerResults().end()) continue;
+        const std::string p = std::string(peer).substr(0, std::string(peer).find('-'));
+        SetInfo(state, "rps_vs_" + p, r.rps / it->second.rps);
+        SetInfo(state, "cpu_per_reply_vs_" + p,
+                r.server_cpu_us_per_reply / it->second.server_cpu_us_per_reply);
+        SetInfo(state, "max_latency_vs_" + p, r.max_latency_ms / it->second.max_latency_ms);
+      }
+    }
+    // The reference page's own two lines.
+    std::fprintf(stderr,
+                 "%s %zu conns %d ms\nrps: %.2f avg/max latency = %.2fms/%.2fms elapsed %.1fs\n"
+                 "%.0f MB %.1f core usage\n",
+                 kind.c_str(), n, delay_ms, r.rps, lat.avg_us / 1000.0, r.max_latency_ms, elapsed,
+                 rss, server_cpu / elapsed);
+    fleet.CloseAll(seconds(30));
+  }
+}
+
+// ---- Accept storm ----------------------------------------------------------
+
+void BM_AcceptStorm(benchmark::State& state, std::string kind, size_t n) {
+  if (!CheckDescriptors(state, n)) return;
+  for (auto _ : state) {
+    auto target = StartOrSkip(state, kind);
+    if (!target) return;
+    Fleet fleet([](size_t, std::string_view) {});
+    FleetOpenReport opened = fleet.Open((*target)->port(), n, seconds(120));
+    state.SetIterationTime(std::chrono::duration<double>(opened.elapsed).count());
+    SetDeterministic(state, "connections", double(n));
+    SetInfo(state, "opened", double(opened.opened));
+    SetInfo(state, "failed", double(opened.failed));
+    SetInfo(state, "ms_until_all_open",
+            std::chrono::duration<double, std::milli>(opened.elapsed).count());
+    if (opened.failed > 0) {
+      return state.SkipWithError(("failed to open " + std::to_string(opened.failed) +
+                                  " connections: " + opened.first_error)
+                                     .c_str());
+    }
+    fleet.CloseAll(seconds(30));
+  }
+}
+
+const bool kRegistered = AddRegistration([] {
+  auto once = [](benchmark::internal::Benchmark* b) {
+    b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  };
+  for (size_t n : Sizes()) {
+    for (const std::string& kind : Kinds()) {
+      once(AddCase("BM_IdleConnections/" + kind + "/connections:" + std::to_string(n),
+                   [kind, n](benchmark::State& s) { BM_IdleConnections(s, kind, n); }));
+    }
+  }
+  for (size_t n : Sizes()) {
+    for (int delay : {1000, 100, 10, 1}) {
+      for (const std::string& kind : Kinds()) {
+        once(AddCase("BM_Echo/" + kind + "/connections:" + std::to_string(n) +
+                         "/delay_ms:" + std::to_string(delay),
+                     [kind, n, delay](benchmark::State& s) { BM_Echo(s, kind, n, delay); }));
+      }
+    }
+  }
+  const size_t storm = Options().profile == Profile::kQuick ? 1000 : 10000;
+  for (const std::string& kind : Kinds()) {
+    once(AddCase("BM_AcceptStorm/" + kind + "/connections:" + std::to_string(storm),
+                 [kind, storm](benchmark::State& s) { BM_AcceptStorm(s, kind, storm); }));
+  }
+});
+
+}  // namespace
+}  // namespace skiff::bench

@@ -1,0 +1,23 @@
+// The Node peer: kv_protocol.mjs on Node's http server with the `ws`
+// package, the second peer the connections family measures skiffd against
+// (targets ".../node-peer").
+// Usage: node kv_peer_node.mjs   (PORT, default 0 = ephemeral; SKIFF_PEER_SECRET)
+// Prints "kv_peer listening on 127.0.0.1:PORT" first.
+import { createServer } from "node:http";
+import { WebSocketServer } from "ws";
+import { handle } from "./kv_protocol.mjs";
+
+const http = createServer((req, res) => {
+  res.writeHead(400, { "Content-Type": "text/plain" });
+  res.end("WebSocket only\n");
+});
+const wss = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: 32 << 20 });
+wss.on("connection", (ws) => {
+  const session = { user: undefined };
+  ws.on("message", (data, isBinary) => {
+    ws.send(handle(session, isBinary ? "" : data.toString()));
+  });
+});
+http.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
+  console.log(`kv_peer listening on 127.0.0.1:${http.address().port}`);
+});

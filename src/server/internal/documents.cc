@@ -1,0 +1,86 @@
+#include "server/internal/documents.h"
+
+#include <algorithm>
+
+namespace skiff::server::internal {
+
+Documents::Documents(store::Store& store, const Clock& clock, const DocumentsOptions& options)
+    : options_(options),
+      cache_(store, clock, options.shards),
+      committer_(store, options.durability, options.flush_interval, options.stop_grace) {
+  // Memory mode's WriteLatest writes are read from the cache when
+  // committed. The committer stops (Stop) before the cache it reads goes.
+  committer_.set_latest(
+      [this](std::string_view table, std::string_view key, std::optional<std::string>* text) {
+        return cache_.LatestText(table, key, text);
+      });
+  StartSweeper();
+}
+
+Documents::~Documents() { (void)Stop(); }
+
+Status Documents::Admit() const {
+  if (options_.durability != Durability::kMemory) return Status::Ok();
+  const CommitterBacklog b = committer_.backlog();
+  const bool too_old = b.writes > 0 && b.oldest > options_.max_unflushed_age;
+  if (b.bytes <= options_.max_unflushed_bytes && !too_old) return Status::Ok();
+  // Acknowledging more would promise what the store may never hold.
+  return Unavailable(
+      std::string(b.failing ? "the store is failing: " : "the store is behind: ") +
+      std::to_string(b.writes) + " acknowledged writes (" + std::to_string(b.bytes) +
+      " bytes, the oldest " +
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(b.oldest).count()) +
+      " ms old) wait for it; new writes are refused until it takes them");
+}
+
+std::optional<std::string> Documents::StoredText(CachedDocument& doc) {
+  if (const auto* text = std::get_if<TextForm>(&doc.form)) return text->json;
+  if (auto* tree = std::get_if<TreeForm>(&doc.form)) {
+    std::string json = doc::Dump(tree->tree);
+    tree->json_bytes = json.size();
+    return json;
+  }
+  return std::nullopt;
+}
+
+Status Documents::Flush() { return committer_.Flush(); }
+
+Status Documents::Stop() {
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  if (stopped_) return stop_status_;
+  stopped_ = true;
+  StopSweeper();
+  stop_status_ = committer_.Stop();
+  return stop_status_;
+}
+
+// Moves idle documents down the tiers. The wait between passes is real
+// time; idleness is measured on the Clock, so tests drive it by hand.
+void Documents::StartSweeper() {
+  using std::chrono::milliseconds;
+  const auto pack = options_.pack_after.count() > 0 ? options_.pack_after : options_.evict_after;
+  const auto evict = options_.evict_after.count() > 0 ? options_.evict_after : options_.pack_after;
+  if (pack.count() <= 0 && evict.count() <= 0) return;
+  const milliseconds period =
+      std::clamp<milliseconds>(std::min(pack, evict) / 4, milliseconds(5), milliseconds(1000));
+  sweeper_ = std::thread([this, period] {
+    std::unique_lock<std::mutex> lock(sweep_mu_);
+    while (!sweep_stop_) {
+      if (sweep_cv_.wait_for(lock, period, [this] { return sweep_stop_; })) break;
+      lock.unlock();
+      cache_.Sweep(options_.pack_after, options_.evict_after, committer_.written());
+      lock.lock();
+    }
+  });
+}
+
+void Documents::StopSweeper() {
+  {
+    std::lock_guard<std::mutex> lock(sweep_mu_);
+    sweep_stop_ = true;
+  }
+  sweep_cv_.notify_all();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+}  // namespace skiff::server::internal

@@ -1,0 +1,210 @@
+// Documents: the server's one write path per key, and its reads.
+//
+// Owns the documents in memory (DocumentCache), the group commit
+// (Committer), the tier sweeper and the durability policy, so that what
+// happens when a key is written is one function, Write: check that the
+// write may go ahead, apply the change in the key's total order, queue the
+// result for the store, and acknowledge it when the policy says so, the tier
+// counts following on their own (leveldb's DBImpl::Write holds the writer
+// queue, grouping and the sync choice together the same way). A step added
+// to every write has one place here:
+//   - may it go ahead (the memory-durability backlog bound; the cluster
+//     ownership check): Admit(), before the change;
+//   - what else must follow the document (a geo index): AfterChange(),
+//     under the key's lock, right after the change;
+//   - what the store gets and when the client hears: Persist().
+//
+// Durability kCommit acknowledges a write once its transaction committed
+// (on the committer's thread); kMemory once applied (before Write returns),
+// the store getting it within the flush interval.
+// All methods are thread-safe.
+#ifndef SKIFF_SERVER_INTERNAL_DOCUMENTS_H_
+#define SKIFF_SERVER_INTERNAL_DOCUMENTS_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "server/internal/cached_document.h"
+#include "server/internal/committer.h"
+#include "server/internal/document_cache.h"
+#include "server/server_options.h"
+#include "store/store.h"
+
+namespace skiff::server::internal {
+
+// How a write finds its document: kReplace replaces it whatever it was
+// (set: an old value is never read from the store); kModify reads it first
+// (delete, add, merge).
+enum class WriteKind { kReplace, kModify };
+
+// What a change reports: whether it changed the document (a delete of an
+// absent key does not, and is acknowledged at once without a write).
+enum class Changed { kNo, kYes };
+
+struct DocumentsOptions {
+  Durability durability = Durability::kCommit;
+  std::chrono::milliseconds flush_interval{100};
+  std::chrono::milliseconds pack_after{0};
+  std::chrono::milliseconds evict_after{0};
+  size_t shards = 256;
+  // Memory durability: writes acknowledged but not yet in the store are
+  // bounded; past either bound new writes get unavailable until the store
+  // takes the backlog.
+  size_t max_unflushed_bytes = 64 * 1024 * 1024;
+  std::chrono::milliseconds max_unflushed_age{std::chrono::seconds(10)};
+  // How long Stop keeps retrying a failing flush before it gives up.
+  std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
+};
+
+class Documents {
+ public:
+  Documents(store::Store& store, const Clock& clock, const DocumentsOptions& options);
+  ~Documents();  // Stop()
+  Documents(const Documents&) = delete;
+  Documents& operator=(const Documents&) = delete;
+
+  // Runs fn(const CachedDocument&) on (table, key) in its order, reading it
+  // from the store when it is not in memory. With `resident` given, a
+  // document not in memory is not read: *resident turns false and fn is
+  // not called (the caller reads it on a thread that may block). Returns
+  // the store's error when loading fails.
+  template <typename Fn>
+  Status Read(std::string_view table, std::string_view key, Fn&& fn, bool* resident = nullptr) {
+    return cache_.Access(
+        table, key, resident ? AccessMode::kResidentOnly : AccessMode::kLoad,
+        [&](CachedDocument& doc) { fn(static_cast<const CachedDocument&>(doc)); }, resident);
+  }
+
+  // The write path. Runs change(CachedDocument&) -> Result<Changed> on
+  // (table, key) in its order. An error from it changes nothing and is
+  // Write's result; so is a refusal by Admit (unavailable). Once the
+  // document changed, its new form is queued for the store, and `ack` hears
+  // of it when the policy allows: ack.Later() first when that will be on
+  // the committer's thread (ack is then moved there), then ack(status)
+  // exactly once, with the store's error if the transaction failed (the
+  // cached copy is then dropped so the next read sees the store). A change
+  // that changed nothing is acknowledged at once. `resident` as for Read
+  // (kModify only).
+  template <typename ChangeFn, typename Ack>
+  Status Write(std::string_view table, std::string_view key, WriteKind kind, ChangeFn&& change,
+               Ack ack, bool* resident = nullptr);
+
+  // Blocks until every write applied before the call is in the store (or
+  // failed); returns the error of the attempt that ended the wait.
+  Status Flush();
+
+  // Writes what is queued (retrying a failing flush for stop_grace in
+  // memory durability) and stops the threads. Returns an error that names
+  // what could not be written when acknowledged writes were lost.
+  // Idempotent.
+  Status Stop();
+
+  TierStats tiers() const { return cache_.stats(); }
+  CommitterCounters commits() const { return committer_.counters(); }
+
+ private:
+  // May a write go ahead? unavailable while memory durability's backlog is
+  // over its bounds (the store is not taking writes).
+  Status Admit() const;
+  // What follows each change of a document, under the key's lock. (A
+  // secondary index of the document goes here.)
+  void AfterChange(std::string_view table, std::string_view key, const CachedDocument& doc) {
+    (void)table, (void)key, (void)doc;
+  }
+  // The JSON text the store gets for `doc` (nullopt: delete). A tree is
+  // serialised, and its byte count updated.
+  static std::optional<std::string> StoredText(CachedDocument& doc);
+  // Queues the changed document and numbers the write; in commit mode the
+  // acknowledgement rides on it.
+  template <typename Ack>
+  void Persist(std::string_view table, std::string_view key, CachedDocument& doc, Ack& ack);
+  void StartSweeper();
+  void StopSweeper();
+
+  const DocumentsOptions options_;
+  DocumentCache cache_;
+  Committer committer_;
+
+  std::thread sweeper_;
+  std::mutex sweep_mu_;
+  std::condition_variable sweep_cv_;
+  bool sweep_stop_ = false;  // guarded by sweep_mu_
+  std::mutex stop_mu_;
+  bool stopped_ = false;  // guarded by stop_mu_
+  Status stop_status_;    // guarded by stop_mu_
+};
+
+template <typename ChangeFn, typename Ack>
+Status Documents::Write(std::string_view table, std::string_view key, WriteKind kind,
+                        ChangeFn&& change, Ack ack, bool* resident) {
+  SKIFF_RETURN_IF_ERROR(Admit());
+  Status refused;
+  bool changed = false;
+  const AccessMode mode = kind == WriteKind::kReplace ? AccessMode::kReplace
+                          : resident                  ? AccessMode::kResidentOnly
+                                                      : AccessMode::kLoad;
+  SKIFF_RETURN_IF_ERROR(cache_.Access(
+      table, key, mode,
+      [&](CachedDocument& doc) {
+        Result<Changed> c = change(doc);
+        if (!c.ok()) {
+          refused = c.status();
+          return;
+        }
+        if (*c == Changed::kNo) return;
+        changed = true;
+        AfterChange(table, key, doc);
+        Persist(table, key, doc, ack);
+      },
+      kind == WriteKind::kReplace ? nullptr : resident));
+  if (resident && !*resident) return Status::Ok();
+  if (!refused.ok()) return refused;
+  // Acknowledged now unless the committer will (commit mode); after the
+  // key's lock, so no reply is sent under it.
+  if (!changed || options_.durability == Durability::kMemory) ack(Status::Ok());
+  return Status::Ok();
+}
+
+template <typename Ack>
+void Documents::Persist(std::string_view table, std::string_view key, CachedDocument& doc,
+                        Ack& ack) {
+  if (options_.durability == Durability::kMemory) {
+    // Acknowledged already, and a failed flush is retried until it lands.
+    // While a WriteLatest write of the key is still queued it will read
+    // this change too (we hold the key's shard lock, which its read takes).
+    if (doc.latest_write > committer_.taken()) return;
+    if (std::holds_alternative<TreeForm>(doc.form)) {
+      // add and merge: the committer serialises the document when it
+      // writes it, so a key changed many times between flushes is
+      // serialised once.
+      doc.last_write = doc.latest_write =
+          committer_.WriteLatest(std::string(table), std::string(key));
+    } else {
+      doc.last_write =
+          committer_.Write(std::string(table), std::string(key), StoredText(doc), nullptr);
+    }
+    return;
+  }
+  ack.Later();
+  doc.last_write =
+      committer_.Write(std::string(table), std::string(key), StoredText(doc),
+                       [this, ack = std::move(ack), table = std::string(table),
+                        key = std::string(key)](const Status& status, uint64_t seq) mutable {
+                         if (!status.ok()) cache_.WriteFailed(table, key, seq);
+                         ack(status);
+                       });
+}
+
+}  // namespace skiff::server::internal
+
+#endif  // SKIFF_SERVER_INTERNAL_DOCUMENTS_H_

@@ -1,0 +1,92 @@
+#include "server/internal/io_loop.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "server/internal/socket_connection.h"
+
+namespace skiff::server::internal {
+namespace {
+
+// How often deadlines are checked: often enough that a connection paused
+// for the shared budget is retried soon after space frees, rarely enough
+// that 10,000 connections cost nothing noticeable.
+constexpr std::chrono::milliseconds kSweepPeriod{100};
+
+// The loop whose thread this is (null on other threads).
+thread_local const IoLoop* t_loop = nullptr;
+
+}  // namespace
+
+// Each loop is run by exactly one thread and its sockets are used only on
+// that thread, so the reactor's per-descriptor locks are not needed; posts
+// from other threads (replies of commits) still go through the scheduler's
+// lock.
+IoLoop::IoLoop(ListenerShared& shared)
+    : shared_(shared),
+      io_(ASIO_CONCURRENCY_HINT_UNSAFE_IO),
+      work_(asio::make_work_guard(io_)),
+      sweep_timer_(io_),
+      read_buffer_(new char[kReadBufferBytes]) {}
+
+IoLoop::~IoLoop() {
+  Stop();
+  Join();
+}
+
+void IoLoop::Start() {
+  ArmSweep();
+  thread_ = std::thread([this] {
+    t_loop = this;
+    // A handler that throws must not take the server down; keep serving.
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "skiffd: I/O loop error: %s\n", e.what());
+      }
+    }
+  });
+}
+
+bool IoLoop::InThisThread() const { return t_loop == this; }
+
+void IoLoop::Stop() {
+  work_.reset();
+  io_.stop();
+}
+
+void IoLoop::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void IoLoop::Add(SocketConnection* conn) {
+  conn->slot = conns_.size();
+  conns_.push_back(conn);
+}
+
+void IoLoop::Remove(SocketConnection* conn) {
+  const size_t slot = conn->slot;
+  if (slot >= conns_.size() || conns_[slot] != conn) return;
+  conns_[slot] = conns_.back();
+  conns_[slot]->slot = slot;
+  conns_.pop_back();
+}
+
+void IoLoop::TerminateAll() {
+  ForEach([](SocketConnection& c) { c.Terminate(); });
+}
+
+void IoLoop::ArmSweep() {
+  sweep_timer_.expires_after(kSweepPeriod);
+  sweep_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    const int64_t now = shared_.NowNs();
+    ForEach([now](SocketConnection& c) { c.Sweep(now); });
+    ArmSweep();
+  });
+}
+
+}  // namespace skiff::server::internal

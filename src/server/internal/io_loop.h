@@ -1,0 +1,78 @@
+// IoLoop: one I/O thread with its own Asio event loop and the connections
+// it owns (one io_context per thread, so a connection's handlers never run
+// on two threads and need no strand).
+//
+// The loop also keeps a read buffer that its connections share (a
+// connection reads into it and keeps only what a frame left unfinished),
+// and a sweep timer that enforces the connections' deadlines.
+// Start, Stop, Join and context() are thread-safe; Add, Remove, ForEach and
+// read_buffer() run on the loop's thread only.
+#ifndef SKIFF_SERVER_INTERNAL_IO_LOOP_H_
+#define SKIFF_SERVER_INTERNAL_IO_LOOP_H_
+
+#ifndef ASIO_STANDALONE
+#define ASIO_STANDALONE
+#endif
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "server/internal/listener_shared.h"
+
+namespace skiff::server::internal {
+
+class SocketConnection;
+
+class IoLoop {
+ public:
+  static constexpr size_t kReadBufferBytes = 64 * 1024;
+
+  explicit IoLoop(ListenerShared& shared);
+  ~IoLoop();  // Stop() and Join()
+  IoLoop(const IoLoop&) = delete;
+  IoLoop& operator=(const IoLoop&) = delete;
+
+  asio::io_context& context() { return io_; }
+  void Start();
+  // Stops the event loop; handlers not run yet are dropped.
+  void Stop();
+  void Join();
+  // True on this loop's thread.
+  bool InThisThread() const;
+
+  void Add(SocketConnection* conn);
+  void Remove(SocketConnection* conn);
+  // Copies the registry first, so `fn` may end connections.
+  template <typename Fn>
+  void ForEach(Fn&& fn) {
+    std::vector<SocketConnection*> all = conns_;
+    for (SocketConnection* c : all) fn(*c);
+  }
+  // After Stop and Join: ends every connection still open, on the caller's
+  // thread (the loop's thread is gone).
+  void TerminateAll();
+
+  char* read_buffer() { return read_buffer_.get(); }
+
+ private:
+  void ArmSweep();
+
+  ListenerShared& shared_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  asio::steady_timer sweep_timer_;
+  std::vector<SocketConnection*> conns_;  // loop thread only
+  std::unique_ptr<char[]> read_buffer_;
+  std::thread thread_;
+};
+
+}  // namespace skiff::server::internal
+
+#endif  // SKIFF_SERVER_INTERNAL_IO_LOOP_H_

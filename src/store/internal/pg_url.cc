@@ -1,0 +1,61 @@
+#include "store/internal/pg_url.h"
+
+#include <charconv>
+#include <chrono>
+#include <string_view>
+#include <vector>
+
+namespace skiff::store::internal {
+namespace {
+
+Status ParseMillis(std::string_view name, std::string_view text, std::chrono::milliseconds* out) {
+  int64_t ms = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (ec != std::errc() || end != text.data() + text.size() || ms <= 0 || ms > 86'400'000) {
+    return BadRequest("store URL parameter " + std::string(name) +
+                      " must be a number of milliseconds from 1 to 86400000, not '" +
+                      std::string(text) + "'");
+  }
+  *out = std::chrono::milliseconds(ms);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<PgUrl> ParsePgUrl(const std::string& url, const PostgresOptions& defaults) {
+  PgUrl out;
+  out.options = defaults;
+  const size_t q = url.find('?');
+  std::string base = url.substr(0, q);
+  std::vector<std::string> kept;
+  bool has_connect_timeout = false;
+  if (q != std::string::npos) {
+    std::string_view query = std::string_view(url).substr(q + 1);
+    while (!query.empty()) {
+      const size_t amp = query.find('&');
+      const std::string_view item = query.substr(0, amp);
+      query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+      if (item.empty()) continue;
+      const size_t eq = item.find('=');
+      const std::string_view name = item.substr(0, eq);
+      const std::string_view value =
+          eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
+      if (name == "statement_timeout_ms") {
+        SKIFF_RETURN_IF_ERROR(ParseMillis(name, value, &out.options.statement_timeout));
+      } else if (name == "lock_timeout_ms") {
+        SKIFF_RETURN_IF_ERROR(ParseMillis(name, value, &out.options.lock_timeout));
+      } else if (name == "call_timeout_ms") {
+        SKIFF_RETURN_IF_ERROR(ParseMillis(name, value, &out.options.call_timeout));
+      } else {
+        if (name == "connect_timeout") has_connect_timeout = true;
+        kept.emplace_back(item);
+      }
+    }
+  }
+  if (!has_connect_timeout) kept.emplace_back("connect_timeout=5");
+  out.libpq_url = base;
+  for (size_t i = 0; i < kept.size(); ++i) out.libpq_url += (i == 0 ? "?" : "&") + kept[i];
+  return out;
+}
+
+}  // namespace skiff::store::internal

@@ -1,0 +1,282 @@
+#include "support/ws_fleet.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "support/frame_input.h"
+
+#include "ws/handshake.h"
+
+namespace skiff::bench {
+namespace {
+
+constexpr size_t kReadBufferBytes = 64 * 1024;
+constexpr size_t kMaxMessageBytes = 64u << 20;
+
+}  // namespace
+
+struct Fleet::Conn {
+  enum class State { kConnecting, kHandshaking, kOpen, kClosed };
+  int fd = -1;
+  State state = State::kConnecting;
+  std::string key;
+  std::string head;  // the handshake's answer so far
+  std::string out;   // bytes not yet taken by the socket
+  bool watching_write = false;
+  FrameInput input{kMaxMessageBytes};
+};
+
+Fleet::Fleet(OnText on_text, OnWake on_wake)
+    : on_text_(std::move(on_text)),
+      on_wake_(std::move(on_wake)),
+      epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)),
+      read_buffer_(new char[kReadBufferBytes]) {}
+
+Fleet::~Fleet() {
+  for (auto& c : conns_) {
+    if (c->fd >= 0) ::close(c->fd);
+  }
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+FleetOpenReport Fleet::Open(uint16_t port, size_t n, std::chrono::milliseconds timeout) {
+  FleetOpenReport report;
+  const auto start = Clock::now();
+  const size_t first = conns_.size();
+  const size_t open_before = open_;
+  first_error_.clear();
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const std::string host = "127.0.0.1:" + std::to_string(port);
+  size_t failed_at_once = 0;
+  for (size_t k = 0; k < n; ++k) {
+    auto c = std::make_unique<Conn>();
+    c->fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const size_t i = conns_.size();
+    conns_.push_back(std::move(c));
+    Conn& conn = *conns_.back();
+    if (conn.fd < 0) {
+      if (first_error_.empty()) first_error_ = std::string("socket: ") + std::strerror(errno);
+      conn.state = Conn::State::kClosed;
+      ++failed_at_once;
+      continue;
+    }
+    int one = 1;
+    ::setsockopt(conn.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    conn.key = ws::NewClientKey();
+    conn.out = ws::ClientRequest(host, conn.key);
+    const int rc = ::connect(conn.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    if (rc != 0 && errno != EINPROGRESS) {
+      if (first_error_.empty()) first_error_ = std::string("connect: ") + std::strerror(errno);
+      ::close(conn.fd);
+      conn.fd = -1;
+      conn.state = Conn::State::kClosed;
+      ++failed_at_once;
+      continue;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLOUT;
+    ev.data.u64 = i;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, conn.fd, &ev);
+    conn.watching_write = true;
+    ++pending_;
+  }
+  RunUntil([&] { return pending_ == 0; }, timeout);
+  for (size_t i = first; i < conns_.size(); ++i) {
+    if (conns_[i]->state != Conn::State::kOpen) continue;
+    ++report.opened;
+  }
+  (void)open_before;
+  report.failed = n - report.opened;
+  report.first_error = first_error_;
+  if (report.failed > 0 && report.first_error.empty()) report.first_error = "timed out";
+  report.elapsed = Clock::now() - start;
+  (void)failed_at_once;
+  return report;
+}
+
+bool Fleet::Send(size_t i, std::string_view text) {
+  Conn& c = *conns_[i];
+  if (c.state != Conn::State::kOpen) return false;
+  const bool idle = c.out.empty();
+  ws::AppendMaskedFrame(c.out, ws::Opcode::kText, text, keys_.Next());
+  if (idle) OnWritable(i);
+  return c.state == Conn::State::kOpen;
+}
+
+void Fleet::WakeAt(size_t i, Clock::time_point when) { wakes_.emplace(when, i); }
+
+void Fleet::FireDueWakes(Clock::time_point now) {
+  while (!wakes_.empty() && wakes_.top().first <= now) {
+    const size_t i = wakes_.top().second;
+    wakes_.pop();
+    if (on_wake_) on_wake_(i);
+  }
+}
+
+bool Fleet::RunUntil(const std::function<bool()>& done, std::chrono::nanoseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  epoll_event events[1024];
+  for (;;) {
+    Clock::time_point now = Clock::now();
+    FireDueWakes(now);
+    if (done()) return true;
+    if (now >= deadline) return false;
+    Clock::time_point until = deadline;
+    if (!wakes_.empty() && wakes_.top().first < until) until = wakes_.top().first;
+    const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now);
+    timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000),
+                static_cast<long>(wait.count() % 1'000'000'000)};
+    const int n = ::epoll_pwait2(epoll_fd_, events, 1024, &ts, nullptr);
+    for (int k = 0; k < n; ++k) Handle(static_cast<size_t>(events[k].data.u64), events[k].events);
+  }
+}
+
+void Fleet::Handle(size_t i, uint32_t events) {
+  Conn& c = *conns_[i];
+  if (c.state == Conn::State::kClosed) return;
+  if (c.state == Conn::State::kConnecting) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    ::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) return Finish(i, true, std::string("connect: ") + std::strerror(err));
+    if (!(events & (EPOLLOUT | EPOLLIN))) return;
+    c.state = Conn::State::kHandshaking;
+  }
+  if (events & (EPOLLOUT | EPOLLERR)) OnWritable(i);
+  if (c.state != Conn::State::kClosed && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) OnReadable(i);
+}
+
+void Fleet::OnWritable(size_t i) {
+  Conn& c = *conns_[i];
+  if (c.state == Conn::State::kConnecting || c.state == Conn::State::kClosed) return;
+  while (!c.out.empty()) {
+    const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      c.out.erase(0, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    return Finish(i, true, std::string("send: ") + std::strerror(errno));
+  }
+  Watch(i, !c.out.empty());
+}
+
+void Fleet::OnReadable(size_t i) {
+  Conn& c = *conns_[i];
+  for (;;) {
+    char* const data = read_buffer_.get();
+    const ssize_t n = ::recv(c.fd, data, kReadBufferBytes, 0);
+    if (n == 0) return Finish(i, !closing_, "the server closed the connection");
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      return Finish(i, !closing_, std::string("recv: ") + std::strerror(errno));
+    }
+    size_t frames_at = 0;  // where frames start in data
+    if (c.state == Conn::State::kHandshaking) {
+      c.head.append(data, static_cast<size_t>(n));
+      size_t head = 0;
+      std::string why;
+      switch (ws::ParseUpgradeResponse(c.head, c.key, &head, &why)) {
+        case ws::ResponseResult::kNeedMore:
+          continue;
+        case ws::ResponseResult::kRefused:
+          return Finish(i, true, "handshake refused: " + why);
+        case ws::ResponseResult::kAccepted:
+          // Frames may follow the head in this same read.
+          frames_at = static_cast<size_t>(n) - (c.head.size() - head);
+          std::string().swap(c.head);
+          std::string().swap(c.key);
+          c.state = Conn::State::kOpen;
+          ++open_;
+          --pending_;
+          break;
+      }
+    }
+    bool closed = false;
+    const bool valid = c.input.Feed(data + frames_at, static_cast<size_t>(n) - frames_at,
+                                    [&](const ws::Message& m) {
+                                      if (m.opcode == ws::Opcode::kText) {
+                                        on_text_(i, m.payload);
+                                      } else if (m.opcode == ws::Opcode::kClose) {
+                                        closed = true;
+                                        return false;
+                                      }
+                                      return true;
+                                    });
+    if (!valid) {
+      ++protocol_errors_;
+      return Finish(i, true, "bad server frame: " + c.input.error());
+    }
+    if (closed) return Finish(i, !closing_, "the server sent a close frame");
+    if (static_cast<size_t>(n) < kReadBufferBytes) return;
+  }
+}
+
+void Fleet::Watch(size_t i, bool want_write) {
+  Conn& c = *conns_[i];
+  if (c.watching_write == want_write) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN | (want_write ? uint32_t{EPOLLOUT} : uint32_t{0});
+  ev.data.u64 = i;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+  c.watching_write = want_write;
+}
+
+void Fleet::Finish(size_t i, bool lost, std::string why) {
+  Conn& c = *conns_[i];
+  if (c.state == Conn::State::kClosed) return;
+  if (c.state == Conn::State::kOpen) {
+    --open_;
+  } else {
+    --pending_;
+    if (first_error_.empty()) first_error_ = why;
+  }
+  if (lost) ++lost_;
+  c.state = Conn::State::kClosed;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  ::close(c.fd);
+  c.fd = -1;
+  c.input.Clear();
+  std::string().swap(c.out);
+}
+
+void Fleet::CloseAll(std::chrono::milliseconds timeout) {
+  closing_ = true;
+  const std::string close_payload = ws::ClosePayload(ws::kCloseNormal, "");
+  for (size_t i = 0; i < conns_.size(); ++i) {
+    Conn& c = *conns_[i];
+    if (c.state != Conn::State::kOpen) continue;
+    const bool idle = c.out.empty();
+    ws::AppendMaskedFrame(c.out, ws::Opcode::kClose, close_payload, keys_.Next());
+    if (idle) OnWritable(i);
+  }
+  RunUntil([&] { return open_ == 0; }, timeout);
+  for (size_t i = 0; i < conns_.size(); ++i) {
+    if (conns_[i]->state == Conn::State::kOpen) Finish(i, false, "closed");
+  }
+  closing_ = false;
+}
+
+uint64_t RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+  return limit.rlim_cur;
+}
+
+}  // namespace skiff::bench
