@@ -20,11 +20,9 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -58,20 +56,6 @@ std::string SkiffdBinary() {
   return GetE2eOptions().skiffd.empty() ? std::string(SKIFFD_PATH) : GetE2eOptions().skiffd;
 }
 
-double CpuSecondsOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
-  std::string f;
-  double ticks = 0;
-  for (int i = 3; fields >> f && i <= 15; ++i) {
-    if (i == 14 || i == 15) ticks += std::strtod(f.c_str(), nullptr);
-  }
-  return ticks / double(sysconf(_SC_CLK_TCK));
-}
-
 double ThisProcessCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -91,7 +75,7 @@ class Target {
   const std::string& kind() const { return kind_; }
   pid_t pid() const { return skiffd_ ? skiffd_->pid() : peer_.pid(); }
   uint16_t port() const { return port_; }
-  double CpuSeconds() const { return CpuSecondsOf(pid()); }
+  double CpuSeconds() const { return support::CpuSecondsOf(pid()); }
   double ResidentMb() const { return double(support::ResidentBytes(pid())) / (1024.0 * 1024.0); }
   std::string LoginFrame(uint64_t id) const {
     return R"({"id":)" + std::to_string(id) + R"(,"op":"login","user":"bench","secret":")" +

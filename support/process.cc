@@ -146,8 +146,10 @@ void Process::Kill() {
   Reap(status);
 }
 
-double Process::CpuSeconds() const {
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+double Process::CpuSeconds() const { return CpuSecondsOf(pid_); }
+
+double CpuSecondsOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // Fields after the command name (which may hold spaces) start past ')'.
   const size_t close_paren = text.rfind(')');

@@ -84,6 +84,10 @@ uint16_t PortOfListeningLine(const std::string& line);
 // -1 when it cannot be read (the process is gone).
 int64_t ResidentBytes(pid_t pid);
 
+// User plus system CPU of process `pid` so far (any process, such as a
+// PostgreSQL backend), from /proc/PID/stat; 0 when it cannot be read.
+double CpuSecondsOf(pid_t pid);
+
 // User plus system CPU of this whole process so far (getrusage).
 double ProcessCpuSeconds();
 

@@ -160,6 +160,40 @@ void AddOptions(CLI::App& app, SuiteOptions& o, std::string* stores, std::string
       ->envname("SKIFF_MEMORY_IDLE_S")
       ->check(CLI::Range(int64_t{0}, int64_t{86'400}))
       ->group(memory);
+
+  const std::string geo = "Geo family (geo_bench; 0 keeps the profile's size)";
+  app.add_option("--geo-points", o.geo_points, "points inserted (0, or 100 and more)")
+      ->envname("SKIFF_GEO_POINTS")
+      ->check(CLI::Range(int64_t{0}, int64_t{10'000'000}))
+      ->check([](const std::string& v) {
+        return v == "0" || std::strtoll(v.c_str(), nullptr, 10) >= 100 ? "" : "0, or 100 and more";
+      })
+      ->group(geo);
+  app.add_option("--geo-search-seconds", o.geo_search_seconds, "wall-time budget of each search")
+      ->envname("SKIFF_GEO_SEARCH_S")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->group(geo);
+  app.add_option("--geo-move-seconds", o.geo_move_seconds, "wall-time budget of sustained moves")
+      ->envname("SKIFF_GEO_MOVE_S")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->group(geo);
+  app.add_option("--geo-check", o.geo_check, "queries held against the oracle per check")
+      ->envname("SKIFF_GEO_CHECK")
+      ->check(CLI::Range(int64_t{0}, int64_t{10'000}))
+      ->group(geo);
+  app.add_option("--geo-connections", o.geo_connections, "client connections to each peer")
+      ->envname("SKIFF_GEO_CONNECTIONS")
+      ->check(CLI::Range(int64_t{1}, int64_t{256}))
+      ->capture_default_str()
+      ->group(geo);
+  app.add_option("--geo-targets", o.geo_targets,
+                 "comma-separated targets: redis, tarantool, postgres-point, postgis, "
+                 "sqlite-rtree, index (the in-process index); all when not given")
+      ->envname("SKIFF_GEO_TARGETS")
+      ->delimiter(',')
+      ->check(CLI::IsMember(
+          {"redis", "tarantool", "postgres-point", "postgis", "sqlite-rtree", "index"}))
+      ->group(geo);
 }
 
 constexpr char kFooter[] = R"(

@@ -37,6 +37,14 @@ struct SuiteOptions {
   int64_t memory_pack_after_s = 0;
   int64_t memory_evict_after_s = 0;
   int64_t memory_idle_s = 0;
+  // The geo family's sizes and peers (support/geo/geo_options.h); 0 keeps
+  // the profile's.
+  int64_t geo_points = 0;
+  double geo_search_seconds = 0;
+  double geo_move_seconds = 0;
+  int64_t geo_check = 0;
+  int64_t geo_connections = 16;
+  std::vector<std::string> geo_targets;  // empty: all
 };
 
 // What the command line asked the main to do.

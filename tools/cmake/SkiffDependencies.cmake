@@ -6,11 +6,24 @@ find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
+# Header-only: the geo index's R-tree (Boost.Geometry).
+find_package(Boost 1.74 REQUIRED)
 if(SKIFF_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
 if(SKIFF_BUILD_BENCH OR SKIFF_BUILD_TESTS)
   find_package(benchmark CONFIG REQUIRED)
+endif()
+# The geo benchmark's peer clients: hiredis for Redis, msgpuck (a static
+# library) for Tarantool's IPROTO.
+if(SKIFF_BUILD_BENCH)
+  pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
+  find_path(MSGPUCK_INCLUDE_DIR msgpuck.h REQUIRED)
+  find_library(MSGPUCK_LIBRARY NAMES libmsgpuck.a msgpuck REQUIRED)
+  add_library(skiff_msgpuck INTERFACE)
+  add_library(skiff::msgpuck ALIAS skiff_msgpuck)
+  target_include_directories(skiff_msgpuck SYSTEM INTERFACE "${MSGPUCK_INCLUDE_DIR}")
+  target_link_libraries(skiff_msgpuck INTERFACE "${MSGPUCK_LIBRARY}")
 endif()
 
 # Standalone Asio is header-only; skiff::asio carries its include directory

@@ -1,0 +1,124 @@
+// GeoIndex: the points of one table's documents, for "which keys are nearest
+// to here" queries.
+//
+// Each key has at most one point (latitude, longitude in degrees, WGS 84
+// numbers on a sphere). Points are kept as 3-D unit vectors in an R-tree
+// (Boost.Geometry), so nearness is straight-line (chord) distance between
+// vectors, which orders points exactly as great-circle distance does, with no
+// special case at the poles or at +-180 degrees. Distances are reported in
+// metres on a sphere of radius kEarthRadiusM (the IUGG mean radius).
+//
+// A query asks for the `limit` nearest points, optionally only those within
+// `radius_m` of the centre and/or inside a box. The box is a latitude /
+// longitude rectangle centred on the query point: it spans box_h/2 metres
+// north and south along the meridian (clamped at the poles) and box_w/2
+// metres east and west along the parallel through the centre, wrapping across
+// +-180 degrees; when box_w/2 reaches half the length of that parallel it
+// spans every longitude. (Redis's GEOSEARCH BYBOX measures the east-west
+// half-width at each candidate's latitude instead; the two agree to well
+// under a millimetre for boxes of a few kilometres away from the poles.)
+// Answers are ordered by distance (compared at full precision), then by key
+// (bytewise), and are exact: no point nearer than the last one returned is
+// left out.
+//
+// Thread-safe: one reader/writer lock of its own; queries run in parallel,
+// writes are exclusive, and a waiting write goes before later queries. The index never calls out
+// while holding it, so a caller may hold its own lock (a key's shard lock) around any call: the
+// lock order is always caller first, then the index.
+#ifndef SKIFF_SERVER_INTERNAL_GEO_INDEX_H_
+#define SKIFF_SERVER_INTERNAL_GEO_INDEX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "server/internal/writer_first_mutex.h"
+
+namespace skiff::server::internal {
+
+struct GeoQuery {
+  double lat = 0;
+  double lon = 0;
+  size_t limit = 100;
+  std::optional<double> radius_m;
+  std::optional<double> box_w_m;  // box_w_m and box_h_m are given together
+  std::optional<double> box_h_m;
+};
+
+struct GeoHit {
+  std::string key;
+  double dist_m = 0;
+};
+
+struct GeoPosition {
+  double lat = 0;
+  double lon = 0;
+};
+
+struct GeoEntry {
+  std::string key;
+  double lat = 0;
+  double lon = 0;
+};
+
+struct GeoIndexStats {
+  size_t points = 0;
+  int64_t bytes = 0;        // held by the index's containers (keys, table, tree)
+  int64_t allocations = 0;  // heap blocks behind `bytes`
+  double BytesPerPoint() const { return points == 0 ? 0 : double(bytes) / double(points); }
+};
+
+class GeoIndex {
+ public:
+  static constexpr double kEarthRadiusM = 6'371'008.8;
+  static constexpr size_t kMaxLimit = 10'000;
+
+  GeoIndex();
+  ~GeoIndex();
+  GeoIndex(const GeoIndex&) = delete;
+  GeoIndex& operator=(const GeoIndex&) = delete;
+
+  // bad_request unless lat is in [-90, 90] and lon in [-180, 180] (finite).
+  static Status CheckPosition(double lat, double lon);
+  // bad_request for a query CheckPosition refuses, a limit outside
+  // [1, kMaxLimit], or a radius or box side that is not a positive number.
+  static Status CheckQuery(const GeoQuery& query);
+
+  // Sets `key`'s point, replacing any earlier one (a move). bad_request for
+  // an invalid position; the index is then unchanged.
+  Status Upsert(std::string_view key, double lat, double lon);
+
+  // Removes `key`'s point; false when it had none.
+  bool Remove(std::string_view key);
+
+  // Replaces the whole index with `entries` (a rebuild at start; much faster
+  // than one Upsert each, and the tree comes out tighter). A key given twice
+  // keeps its last position. bad_request naming the first invalid entry, and
+  // the index is then unchanged.
+  Status Reset(const std::vector<GeoEntry>& entries);
+
+  // The nearest points, ordered as the header says, into `*out` (replacing
+  // its contents; its capacity is reused). bad_request when CheckQuery
+  // refuses the query, and `*out` is then left alone.
+  Status Nearest(const GeoQuery& query, std::vector<GeoHit>* out) const;
+
+  // `key`'s point as given, or nullopt.
+  std::optional<GeoPosition> Find(std::string_view key) const;
+
+  size_t size() const;
+  GeoIndexStats Stats() const;
+
+ private:
+  class Impl;
+  mutable WriterFirstMutex mu_;
+  std::unique_ptr<Impl> impl_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace skiff::server::internal
+
+#endif  // SKIFF_SERVER_INTERNAL_GEO_INDEX_H_
