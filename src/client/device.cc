@@ -1,13 +1,12 @@
 #include "client/device.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <utility>
 
+#include "base/mutex.h"
 #include "client/client.h"
 #include "doc/names.h"
 
@@ -93,7 +92,7 @@ class Device::Impl {
   Status Load() {
     Result<StoredState> state = storage_.Load();
     if (!state.ok()) return state.status();
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     for (StoredRow& row : state->rows) rows_.emplace(std::move(row.name), std::move(row.value));
     for (OutboxEntry& e : state->outbox) {
       ++pending_[e.name];
@@ -111,12 +110,12 @@ class Device::Impl {
   void Close() {
     std::shared_ptr<Client> client;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (stopping_ && !loop_.joinable()) return;
       stopping_ = true;
       client = client_;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     // A request in flight (a pull from a server that stopped answering)
     // fails now instead of at its timeout. Outside the lock: the failed
     // requests' callbacks take it.
@@ -125,7 +124,7 @@ class Device::Impl {
   }
 
   std::optional<std::string> Get(const RowName& name) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     auto it = rows_.find(name);
     if (it == rows_.end()) return std::nullopt;
     return it->second;
@@ -133,7 +132,7 @@ class Device::Impl {
 
   std::vector<StoredRow> Scan(std::string_view group, std::string_view table) const {
     std::vector<StoredRow> out;
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     for (auto it = rows_.lower_bound(RowName{std::string(group), std::string(table), ""});
          it != rows_.end() && it->first.group == group && it->first.table == table; ++it) {
       out.push_back({it->first, it->second});
@@ -142,14 +141,14 @@ class Device::Impl {
   }
 
   size_t row_count() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return rows_.size();
   }
 
   Status Write(const RowName& name, std::optional<std::string> value) {
     SKIFF_RETURN_IF_ERROR(ValidateName(name));
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       OutboxEntry entry{last_seq_ + 1, name, std::move(value)};
       SKIFF_RETURN_IF_ERROR(storage_.WriteLocal(entry));
       last_seq_ = entry.seq;
@@ -162,62 +161,62 @@ class Device::Impl {
       outbox_.push_back(std::move(entry));
       poked_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     return Status::Ok();
   }
 
   SyncState state() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return state_;
   }
   size_t outbox_size() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return outbox_.size();
   }
   uint64_t cursor() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return position_.cursor;
   }
   Status last_error() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return last_error_;
   }
   DeviceCounters counters() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return CountersLocked();
   }
   DeviceCounters synced_counters() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return synced_counters_;
   }
 
   Status WaitUntilSynced(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(&mu_);
     if (!options_.sync) return BadRequest("this device was opened without sync");
     const uint64_t target = rounds_started_ + 1;
     poked_ = true;
-    cv_.notify_all();
-    if (cv_.wait_for(lock, timeout, [&] { return synced_round_ >= target || stopping_; }) &&
-        synced_round_ >= target) {
-      return Status::Ok();
+    cv_.SignalAll();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (synced_round_ < target && !stopping_ && cv_.WaitUntil(mu_, deadline)) {
     }
+    if (synced_round_ >= target) return Status::Ok();
     return Unavailable("not synced within " + std::to_string(timeout.count()) +
                        " ms; last error: " + last_error_.ToString());
   }
 
   Status WaitUntilUpToDate(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(&mu_);
     if (!options_.sync) return BadRequest("this device was opened without sync");
-    if (cv_.wait_for(lock, timeout, [&] { return synced_round_ >= 1 || stopping_; }) &&
-        synced_round_ >= 1) {
-      return Status::Ok();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (synced_round_ < 1 && !stopping_ && cv_.WaitUntil(mu_, deadline)) {
     }
+    if (synced_round_ >= 1) return Status::Ok();
     return Unavailable("not up to date within " + std::to_string(timeout.count()) +
                        " ms; last error: " + last_error_.ToString());
   }
 
  private:
-  DeviceCounters CountersLocked() const {
+  DeviceCounters CountersLocked() const REQUIRES(mu_) {
     DeviceCounters c = counters_;
     Add(c, wire_done_);
     if (client_) Add(c, client_->wire_counters());
@@ -230,7 +229,7 @@ class Device::Impl {
     std::chrono::milliseconds backoff = options_.backoff_min;
     for (;;) {
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         if (stopping_) break;
         poked_ = false;
         round_ = ++rounds_started_;
@@ -243,25 +242,27 @@ class Device::Impl {
       if (!s.ok()) {
         const bool lost = s.code() == StatusCode::kUnavailable;
         {
-          std::lock_guard lock(mu_);
+          MutexLock lock(&mu_);
           last_error_ = s;
           if (lost || !client_) state_ = SyncState::kOffline;
         }
         if (lost) DropClient();
-        std::unique_lock lock(mu_);
-        cv_.wait_for(lock, backoff, [&] { return stopping_; });
+        MutexLock lock(&mu_);
+        const auto deadline = std::chrono::steady_clock::now() + backoff;
+        while (!stopping_ && cv_.WaitUntil(mu_, deadline)) {
+        }
         backoff = std::min(backoff * 2, options_.backoff_max);
       }
     }
     DropClient();
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     state_ = SyncState::kOffline;
   }
 
   void DropClient() {
     std::shared_ptr<Client> client;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (!client_) return;
       Add(wire_done_, client_->wire_counters());
       client = std::move(client_);
@@ -281,7 +282,7 @@ class Device::Impl {
     o.request_timeout = options_.wait_timeout + options_.request_timeout;
     Result<std::unique_ptr<Client>> client = Client::Connect(o);
     if (!client.ok()) return client.status();
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     client_ = std::move(*client);
     ++counters_.connects;
     return Status::Ok();
@@ -291,7 +292,7 @@ class Device::Impl {
   // client_, so the pointer is stable here.
   Result<doc::Value> Call(const doc::Value& request, uint64_t DeviceCounters::*op) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       ++counters_.requests;
       ++(counters_.*op);
     }
@@ -301,7 +302,7 @@ class Device::Impl {
   Status Round() {
     if (!client_) SKIFF_RETURN_IF_ERROR(Connect());
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       state_ = SyncState::kSyncing;
     }
     SKIFF_RETURN_IF_ERROR(BootstrapAll());
@@ -313,19 +314,19 @@ class Device::Impl {
   Status Idle() {
     uint64_t since;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (!outbox_.empty()) return Status::Ok();  // written meanwhile: go again
       last_error_ = Status::Ok();
       state_ = SyncState::kOnline;
       synced_round_ = round_;
       synced_counters_ = CountersLocked();
       if (poked_ || stopping_) {
-        cv_.notify_all();
+        cv_.SignalAll();
         return Status::Ok();
       }
       since = position_.cursor;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     return HoldWait(since);
   }
 
@@ -337,13 +338,13 @@ class Device::Impl {
   Status HoldWait(uint64_t since) {
     std::shared_ptr<WaitSlot> slot;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       slot = wait_slot_;
     }
     if (!slot) {
       slot = std::make_shared<WaitSlot>();
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         ++counters_.requests;
         ++counters_.waits;
         wait_slot_ = slot;
@@ -352,15 +353,15 @@ class Device::Impl {
           {{"op", "wait"}, {"since", since}, {"timeout_ms", options_.wait_timeout.count()}},
           [this, slot](Result<doc::Value> reply) {
             {
-              std::lock_guard lock(mu_);
+              MutexLock lock(&mu_);
               slot->done = true;
               slot->reply = std::move(reply);
             }
-            cv_.notify_all();
+            cv_.SignalAll();
           });
     }
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return slot->done || poked_ || stopping_; });
+    MutexLock lock(&mu_);
+    while (!slot->done && !poked_ && !stopping_) cv_.Wait(mu_);
     if (!slot->done) return Status::Ok();
     wait_slot_.reset();
     return slot->reply->ok() ? Status::Ok() : slot->reply->status();
@@ -370,7 +371,7 @@ class Device::Impl {
     for (;;) {
       doc::Value request = {{"op", "bootstrap"}, {"limit", options_.page}};
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         if (position_.bootstrapped) return Status::Ok();
         if (position_.bootstrap_after) {
           const RowName& a = *position_.bootstrap_after;
@@ -395,7 +396,7 @@ class Device::Impl {
         next = RowName{(*n)[0].get<std::string>(), (*n)[1].get<std::string>(),
                        (*n)[2].get<std::string>()};
       }
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       SyncPosition position = position_;
       // The first page's cursor is where pulling starts once all is in.
       if (!position.bootstrap_after) position.bootstrap_cursor = *page_cursor;
@@ -413,7 +414,7 @@ class Device::Impl {
     for (;;) {
       uint64_t since;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         since = position_.cursor;
       }
       Result<doc::Value> reply = Call({{"op", "pull"}, {"since", since}, {"limit", options_.page}},
@@ -434,7 +435,7 @@ class Device::Impl {
         writes.push_back({std::move(*name), std::move(text)});
       }
       const bool more = reply->value("more", false);
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       SyncPosition position = position_;
       position.cursor = *next_cursor;
       counters_.changes_received += writes.size();
@@ -445,8 +446,9 @@ class Device::Impl {
 
   // Applies server rows under the pending outbox: a row with a local write
   // in flight keeps the local value (the outbox is re-applied on top).
-  Status ApplyLocked(std::vector<RowWrite> writes, const SyncPosition& position) {
-    std::erase_if(writes, [&](const RowWrite& w) { return pending_.count(w.name) > 0; });
+  Status ApplyLocked(std::vector<RowWrite> writes, const SyncPosition& position) REQUIRES(mu_) {
+    std::erase_if(writes,
+                  [&](const RowWrite& w) REQUIRES(mu_) { return pending_.count(w.name) > 0; });
     SKIFF_RETURN_IF_ERROR(storage_.ApplyRemote(writes, position));
     for (RowWrite& w : writes) {
       if (w.value) {
@@ -464,7 +466,7 @@ class Device::Impl {
       doc::Value changes = doc::Value::array();
       uint64_t batch_last = 0;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         if (outbox_.empty()) {
           push_limit_ = options_.max_push;
           return Status::Ok();
@@ -492,18 +494,18 @@ class Device::Impl {
         acked = *last_seq;
       } else if (IsFinal(reply.status()) && sent > 1) {
         // Find the refused entry: push one at a time until past it.
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         push_limit_ = 1;
         continue;
       } else if (IsFinal(reply.status())) {
         acked = batch_last;
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         ++counters_.rejected;
         last_error_ = reply.status();
       } else {
         return reply.status();
       }
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       SKIFF_RETURN_IF_ERROR(storage_.Acknowledge(acked));
       while (!outbox_.empty() && outbox_.front().seq <= acked) {
         auto p = pending_.find(outbox_.front().name);
@@ -517,25 +519,25 @@ class Device::Impl {
   const DeviceOptions options_;
   DeviceStorage& storage_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<RowName, std::string> rows_;    // GUARDED_BY(mu_)
-  std::deque<OutboxEntry> outbox_;         // GUARDED_BY(mu_)
-  std::map<RowName, size_t> pending_;      // outbox entries per row; GUARDED_BY(mu_)
-  SyncPosition position_;                  // GUARDED_BY(mu_)
-  uint64_t last_seq_ = 0;                  // GUARDED_BY(mu_)
-  SyncState state_ = SyncState::kOffline;  // GUARDED_BY(mu_)
-  Status last_error_;                      // GUARDED_BY(mu_)
-  DeviceCounters counters_;                // GUARDED_BY(mu_)
-  DeviceCounters synced_counters_;         // GUARDED_BY(mu_)
-  WireCounters wire_done_;                 // of clients dropped; GUARDED_BY(mu_)
-  bool stopping_ = false;                  // GUARDED_BY(mu_)
-  bool poked_ = false;                     // a write or a sync request; GUARDED_BY(mu_)
-  uint64_t rounds_started_ = 0;            // GUARDED_BY(mu_)
-  uint64_t round_ = 0;                     // the current round; GUARDED_BY(mu_)
-  uint64_t synced_round_ = 0;              // last round that got up to date; GUARDED_BY(mu_)
-  size_t push_limit_ = 0;                  // GUARDED_BY(mu_)
-  std::shared_ptr<WaitSlot> wait_slot_;    // the wait in flight; GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::map<RowName, std::string> rows_ GUARDED_BY(mu_);
+  std::deque<OutboxEntry> outbox_ GUARDED_BY(mu_);
+  std::map<RowName, size_t> pending_ GUARDED_BY(mu_);  // outbox entries per row
+  SyncPosition position_ GUARDED_BY(mu_);
+  uint64_t last_seq_ GUARDED_BY(mu_) = 0;
+  SyncState state_ GUARDED_BY(mu_) = SyncState::kOffline;
+  Status last_error_ GUARDED_BY(mu_);
+  DeviceCounters counters_ GUARDED_BY(mu_);
+  DeviceCounters synced_counters_ GUARDED_BY(mu_);
+  WireCounters wire_done_ GUARDED_BY(mu_);  // of clients dropped
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool poked_ GUARDED_BY(mu_) = false;  // a write or a sync request
+  uint64_t rounds_started_ GUARDED_BY(mu_) = 0;
+  uint64_t round_ GUARDED_BY(mu_) = 0;         // the current round
+  uint64_t synced_round_ GUARDED_BY(mu_) = 0;  // last round that got up to date
+  size_t push_limit_ GUARDED_BY(mu_) = 0;
+  std::shared_ptr<WaitSlot> wait_slot_ GUARDED_BY(mu_);  // the wait in flight
   // Written by the loop thread under mu_; the loop reads it without the lock.
   // Shared so Close can shut it down (failing a request in flight at once)
   // while the loop thread may be dropping it.

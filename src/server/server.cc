@@ -1,12 +1,11 @@
 #include "server/server.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "base/mutex.h"
 #include "server/internal/documents.h"
 #include "server/internal/listener.h"
 #include "server/internal/request_handler.h"
@@ -113,7 +112,7 @@ class Server::Impl {
   void LoseOneAddInForTesting(uint32_t n) { handler_.set_lose_one_add_in_for_testing(n); }
 
   Status Stop() {
-    std::lock_guard<std::mutex> lock(stop_mu_);
+    MutexLock lock(&stop_mu_);
     if (stopped_) return stop_status_;
     stopped_ = true;
     listener_->StopAccepting();
@@ -144,9 +143,9 @@ class Server::Impl {
   internal::StoreWorkers workers_;
   internal::RequestHandler handler_;
   std::unique_ptr<internal::Listener> listener_;
-  std::mutex stop_mu_;
-  bool stopped_ = false;  // guarded by stop_mu_
-  Status stop_status_;    // guarded by stop_mu_
+  Mutex stop_mu_;
+  bool stopped_ GUARDED_BY(stop_mu_) = false;
+  Status stop_status_ GUARDED_BY(stop_mu_);
 };
 
 Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, store::Store& store,

@@ -3,10 +3,10 @@
 // no SQL, so its statement counter stays at zero.
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <set>
 #include <tuple>
 
+#include "base/mutex.h"
 #include "store/store.h"
 
 namespace skiff::store {
@@ -18,7 +18,7 @@ class MemoryStore final : public Store {
 
   Result<std::optional<std::string>> Get(std::string_view table, std::string_view key) override {
     SKIFF_RETURN_IF_ERROR(ValidateGet(table, key));
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     auto t = tables_.find(table);
     if (t == tables_.end()) return std::optional<std::string>();
     auto it = t->second.find(key);
@@ -28,7 +28,7 @@ class MemoryStore final : public Store {
 
   Status Write(const WriteBatch& batch) override {
     SKIFF_RETURN_IF_ERROR(ValidateBatch(batch));
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     // Like the SQL stores' primary key: a logged sync id is never reused, and
     // a batch that would reuse one applies nothing.
     std::set<uint64_t> batch_ids;
@@ -64,7 +64,7 @@ class MemoryStore final : public Store {
 
   Result<ScanPage> Scan(std::string_view table, std::string_view after, size_t limit) override {
     SKIFF_RETURN_IF_ERROR(ValidateScan(table, after, limit));
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     ScanPage page;
     auto t = tables_.find(table);
     if (t == tables_.end()) return page;
@@ -77,17 +77,17 @@ class MemoryStore final : public Store {
   }
 
   StoreCounters counters() const override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return counters_;
   }
 
   Result<uint64_t> LastSyncId() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return last_sync_id_;
   }
 
   Result<std::map<std::string, uint64_t>> LastSyncIdByGroup() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     std::map<std::string, uint64_t> out;
     for (const Change& c : changes_) out[c.group] = std::max(out[c.group], c.sync_id);
     return out;
@@ -96,7 +96,7 @@ class MemoryStore final : public Store {
   Result<std::vector<Change>> ReadChanges(uint64_t after, const std::vector<std::string>& groups,
                                           size_t limit) override {
     SKIFF_RETURN_IF_ERROR(ValidateGroups(groups));
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     std::vector<Change> out;
     for (const Change& c : changes_) {
       if (c.sync_id <= after || !Contains(groups, c.group)) continue;
@@ -111,7 +111,7 @@ class MemoryStore final : public Store {
   Result<SyncRowPage> ScanSyncRows(const std::vector<std::string>& groups,
                                    const SyncRowCursor& after, size_t limit) override {
     SKIFF_RETURN_IF_ERROR(ValidateSyncScan(groups, after, limit));
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     SyncRowPage page;
     auto it = after.group.empty()
                   ? sync_rows_.begin()
@@ -130,7 +130,7 @@ class MemoryStore final : public Store {
 
   Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) override {
     SKIFF_RETURN_IF_ERROR(ValidateDevice(device));
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     auto it = devices_.find(device);
     if (it == devices_.end()) return std::optional<DeviceSeq>();
     return std::optional<DeviceSeq>(it->second);
@@ -138,19 +138,19 @@ class MemoryStore final : public Store {
 
  private:
   using Rows = std::map<std::string, std::string, std::less<>>;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   using RowKey = std::tuple<std::string, std::string, std::string>;  // (group, table, key)
   static bool Contains(const std::vector<std::string>& groups, const std::string& group) {
     return std::find(groups.begin(), groups.end(), group) != groups.end();
   }
 
-  std::map<std::string, Rows, std::less<>> tables_;        // GUARDED_BY(mu_)
-  std::vector<Change> changes_;                            // GUARDED_BY(mu_)
-  std::map<RowKey, SyncRow> sync_rows_;                    // GUARDED_BY(mu_)
-  std::map<std::string, DeviceSeq, std::less<>> devices_;  // GUARDED_BY(mu_)
-  std::set<uint64_t> logged_ids_;                          // GUARDED_BY(mu_)
-  uint64_t last_sync_id_ = 0;                              // GUARDED_BY(mu_)
-  StoreCounters counters_;                                 // GUARDED_BY(mu_)
+  std::map<std::string, Rows, std::less<>> tables_ GUARDED_BY(mu_);
+  std::vector<Change> changes_ GUARDED_BY(mu_);
+  std::map<RowKey, SyncRow> sync_rows_ GUARDED_BY(mu_);
+  std::map<std::string, DeviceSeq, std::less<>> devices_ GUARDED_BY(mu_);
+  std::set<uint64_t> logged_ids_ GUARDED_BY(mu_);
+  uint64_t last_sync_id_ GUARDED_BY(mu_) = 0;
+  StoreCounters counters_ GUARDED_BY(mu_);
 };
 
 }  // namespace

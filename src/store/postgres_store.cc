@@ -33,12 +33,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <random>
 #include <thread>
 
 #include <pqxx/pqxx>
 
+#include "base/mutex.h"
 #include "store/internal/coalesce.h"
 #include "store/internal/pg_array.h"
 #include "store/internal/pg_url.h"
@@ -226,7 +226,7 @@ class PostgresStore final : public Store {
         deadline_(options.call_timeout) {}
 
   Status Connect() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     const auto give_up = std::chrono::steady_clock::now() + options_.wait_for_server;
     auto backoff = std::chrono::milliseconds(100);
     for (;;) {
@@ -267,7 +267,7 @@ class PostgresStore final : public Store {
   Status Write(const WriteBatch& batch) override {
     SKIFF_RETURN_IF_ERROR(ValidateBatch(batch));
     if (batch.empty()) return Status::Ok();
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     SKIFF_RETURN_IF_ERROR(EnsureConnected());
     const uint64_t mark = ++last_mark_;
     const std::string mark_text = std::to_string(mark);
@@ -500,7 +500,7 @@ class PostgresStore final : public Store {
   // After a connection was lost with write `mark`'s commit sent: reconnects
   // (EnsureConnected waits for the old backend to end) and reads this
   // store's mark. `cause` is the error the write met.
-  Status CheckCommit(uint64_t mark, const Status& cause) {  // REQUIRES(mu_)
+  Status CheckCommit(uint64_t mark, const Status& cause) REQUIRES(mu_) {
     const auto give_up = std::chrono::steady_clock::now() + options_.call_timeout;
     Status connected;
     for (;;) {
@@ -558,7 +558,7 @@ class PostgresStore final : public Store {
   // Opens the connection when there is none: deadlines, schema, statements,
   // the end of the previous backend, the instance lock. unavailable when any
   // of it fails, the lock included.
-  Status EnsureConnected() {  // REQUIRES(mu_)
+  Status EnsureConnected() REQUIRES(mu_) {
     if (conn_ && conn_->is_open()) return Status::Ok();
     Drop();
     std::unique_ptr<pqxx::connection> conn;
@@ -658,15 +658,13 @@ class PostgresStore final : public Store {
   }
 
   // Forgets the connection; the next call opens a new one.
-  void Drop() {  // REQUIRES(mu_)
-    conn_.reset();
-  }
+  void Drop() REQUIRES(mu_) { conn_.reset(); }
 
   // Runs `body` on the open connection under the call deadline; library
   // exceptions become a Status. Sets *lost when the connection was lost or
   // timed out (and is dropped).
   template <typename Body>
-  Status RunLocked(Body&& body, bool* lost = nullptr) {  // REQUIRES(mu_)
+  Status RunLocked(Body&& body, bool* lost = nullptr) REQUIRES(mu_) {
     SKIFF_RETURN_IF_ERROR(EnsureConnected());
     deadline_.Arm(conn_->sock());
     Status s;
@@ -691,19 +689,19 @@ class PostgresStore final : public Store {
 
   template <typename Body>
   Status Run(Body&& body) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return RunLocked(std::forward<Body>(body));
   }
 
   const std::string url_;  // libpq's, without the store's parameters
   const PostgresOptions options_;
   const std::string instance_;  // this store's row in skiff_commit_marks
-  std::mutex mu_;
-  std::unique_ptr<pqxx::connection> conn_;  // GUARDED_BY(mu_)
-  Backend previous_;                        // GUARDED_BY(mu_): of the last connection opened
-  bool unreachable_ = false;                // GUARDED_BY(mu_): the last connect got no session
-  uint64_t last_mark_ = 0;                  // GUARDED_BY(mu_): number of the last write
-  internal::SocketDeadline deadline_;       // one call at a time: under mu_
+  Mutex mu_;
+  std::unique_ptr<pqxx::connection> conn_ GUARDED_BY(mu_);
+  Backend previous_ GUARDED_BY(mu_);          // of the last connection opened
+  bool unreachable_ GUARDED_BY(mu_) = false;  // the last connect got no session
+  uint64_t last_mark_ GUARDED_BY(mu_) = 0;    // number of the last write
+  internal::SocketDeadline deadline_;         // one call at a time: under mu_
   std::atomic<uint64_t> statements_{0};
   std::atomic<uint64_t> transactions_{0};
 };

@@ -22,10 +22,10 @@
 // transaction is then rolled back, or SQLite already did), while a crash
 // that would leave the outcome open takes the caller with it.
 #include <atomic>
-#include <mutex>
 
 #include <sqlite3.h>
 
+#include "base/mutex.h"
 #include "store/internal/lock_file.h"
 #include "store/internal/sqlite_checkpointer.h"
 #include "store/internal/sqlite_statement.h"
@@ -131,7 +131,7 @@ class SqliteStore final : public Store {
 
   Result<std::optional<std::string>> Get(std::string_view table, std::string_view key) override {
     SKIFF_RETURN_IF_ERROR(ValidateGet(table, key));
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     SqliteStatement& st = *get_;
     st.BindText(1, table);
     st.BindText(2, key);
@@ -147,7 +147,7 @@ class SqliteStore final : public Store {
   Status Write(const WriteBatch& batch) override {
     SKIFF_RETURN_IF_ERROR(ValidateBatch(batch));
     if (batch.empty()) return Status::Ok();
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (batch.size() == 1 && !batch.has_sync()) {  // one statement, autocommit
       SKIFF_RETURN_IF_ERROR(Apply(batch.ops().front()));
       transactions_.fetch_add(1, std::memory_order_relaxed);
@@ -166,7 +166,7 @@ class SqliteStore final : public Store {
 
   Result<ScanPage> Scan(std::string_view table, std::string_view after, size_t limit) override {
     SKIFF_RETURN_IF_ERROR(ValidateScan(table, after, limit));
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     SqliteStatement& st = *scan_;
     st.BindText(1, table);
     st.BindText(2, after);
@@ -188,7 +188,7 @@ class SqliteStore final : public Store {
   }
 
   Result<uint64_t> LastSyncId() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     uint64_t last = 0;
     SKIFF_RETURN_IF_ERROR(Query(*last_sync_id_, [&](SqliteStatement& st) {
       last = static_cast<uint64_t>(st.ColumnInt64(0));
@@ -197,7 +197,7 @@ class SqliteStore final : public Store {
   }
 
   Result<std::map<std::string, uint64_t>> LastSyncIdByGroup() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     std::map<std::string, uint64_t> out;
     SKIFF_RETURN_IF_ERROR(Query(*last_by_group_, [&](SqliteStatement& row) {
       out[std::string(row.ColumnText(0))] = static_cast<uint64_t>(row.ColumnInt64(1));
@@ -209,7 +209,7 @@ class SqliteStore final : public Store {
                                           size_t limit) override {
     SKIFF_RETURN_IF_ERROR(ValidateGroups(groups));
     const std::string group_list = JsonList(groups);
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     SqliteStatement& st = *read_changes_;
     st.BindInt64(1, static_cast<int64_t>(after));
     st.BindText(2, group_list);
@@ -231,7 +231,7 @@ class SqliteStore final : public Store {
                                    const SyncRowCursor& after, size_t limit) override {
     SKIFF_RETURN_IF_ERROR(ValidateSyncScan(groups, after, limit));
     const std::string group_list = JsonList(groups);
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     SqliteStatement& st = *scan_sync_rows_;
     st.BindText(1, after.group);
     st.BindText(2, after.table);
@@ -254,7 +254,7 @@ class SqliteStore final : public Store {
 
   Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) override {
     SKIFF_RETURN_IF_ERROR(ValidateDevice(device));
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     SqliteStatement& st = *get_device_;
     st.BindText(1, device);
     std::optional<DeviceSeq> found;
@@ -358,7 +358,7 @@ class SqliteStore final : public Store {
   }
 
   // Every part of a batch, inside the caller's transaction.
-  Status ApplyAll(const WriteBatch& batch) {
+  Status ApplyAll(const WriteBatch& batch) REQUIRES(mu_) {
     for (const WriteBatch::Op& op : batch.ops()) SKIFF_RETURN_IF_ERROR(Apply(op));
     for (const Change& c : batch.changes()) {
       SqliteStatement& log = *insert_change_;
@@ -413,7 +413,7 @@ class SqliteStore final : public Store {
     return out + "]";
   }
 
-  Status Apply(const WriteBatch::Op& op) {
+  Status Apply(const WriteBatch::Op& op) REQUIRES(mu_) {
     SqliteStatement& st = op.kind == WriteBatch::Op::Kind::kPut ? *put_ : *delete_;
     st.BindText(1, op.table);
     st.BindText(2, op.key);
@@ -437,10 +437,24 @@ class SqliteStore final : public Store {
     ~Connection() { sqlite3_close_v2(db); }
   } connection_;
   sqlite3*& db_ = connection_.db;
-  std::mutex mu_;  // serialises every use of db_ and the statements
-  std::unique_ptr<SqliteStatement> get_, put_, delete_, scan_, begin_, commit_, rollback_;
-  std::unique_ptr<SqliteStatement> insert_change_, upsert_sync_row_, delete_sync_row_,
-      upsert_device_, last_sync_id_, last_by_group_, read_changes_, scan_sync_rows_, get_device_;
+  Mutex mu_;  // serialises every use of db_ and the statements
+  // Set by Open before the store is shared, then used only under mu_.
+  std::unique_ptr<SqliteStatement> get_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> put_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> delete_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> scan_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> begin_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> commit_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> rollback_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> insert_change_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> upsert_sync_row_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> delete_sync_row_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> upsert_device_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> last_sync_id_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> last_by_group_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> read_changes_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> scan_sync_rows_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> get_device_ PT_GUARDED_BY(mu_);
   std::atomic<uint64_t> statements_sent_{0};
   std::atomic<uint64_t> transactions_{0};
   // Last, so it stops before the statements and the connection go: the

@@ -45,8 +45,12 @@ Result<std::unique_ptr<SyncEngine>> SyncEngine::Start(store::Store& store, const
   if (!last.ok()) return last.status();
   Result<std::map<std::string, uint64_t>> by_group = store.LastSyncIdByGroup();
   if (!by_group.ok()) return by_group.status();
-  engine->cursor_ = *last;
-  engine->group_last_ = std::move(*by_group);
+  {
+    // No other thread sees the engine yet; the lock is for the analysis.
+    MutexLock lock(&engine->mu_);
+    engine->cursor_ = *last;
+    engine->group_last_ = std::move(*by_group);
+  }
   engine->committer_ = std::thread([e = engine.get()] { e->CommitLoop(); });
   if (options.expiry_thread) engine->expiry_ = std::thread([e = engine.get()] { e->ExpiryLoop(); });
   return engine;
@@ -57,19 +61,19 @@ SyncEngine::~SyncEngine() { Stop(); }
 void SyncEngine::Stop() {
   // A second caller waits for the first to finish rather than returning
   // while the threads still run.
-  std::lock_guard stop_lock(stop_mu_);
+  MutexLock stop_lock(&stop_mu_);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_ && !committer_.joinable()) return;
     stopping_ = true;
   }
-  queue_cv_.notify_all();
-  expiry_cv_.notify_all();
+  queue_cv_.SignalAll();
+  expiry_cv_.SignalAll();
   if (committer_.joinable()) committer_.join();  // commits what was queued first
   if (expiry_.joinable()) expiry_.join();
   std::vector<WaitRegistry::Callback> held;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     held = waits_.TakeAll();
     counters_.waits_held = 0;
   }
@@ -103,10 +107,10 @@ Status SyncEngine::ValidatePush(const Caller& caller, const PushRequest& request
 void SyncEngine::Push(const Caller& caller, PushRequest request, PushDone done) {
   if (Status s = ValidatePush(caller, request); !s.ok()) return done(s);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!stopping_) {
       queue_.push_back({caller, std::move(request), std::move(done)});
-      queue_cv_.notify_one();
+      queue_cv_.Signal();
       return;
     }
   }
@@ -117,8 +121,8 @@ void SyncEngine::CommitLoop() {
   for (;;) {
     std::vector<QueuedPush> pushes;
     {
-      std::unique_lock lock(mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) queue_cv_.Wait(mu_);
       if (queue_.empty()) return;  // stopping, and nothing left to commit
       size_t take = 0, changes = 0;
       while (take < queue_.size() && (take == 0 || changes + queue_[take].request.changes.size() <=
@@ -133,16 +137,16 @@ void SyncEngine::CommitLoop() {
     }
     CommitQueued(pushes);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       committing_ = false;
     }
-    idle_cv_.notify_all();
+    idle_cv_.SignalAll();
   }
 }
 
 void SyncEngine::Flush() {
-  std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [&] { return queue_.empty() && !committing_; });
+  MutexLock lock(&mu_);
+  while (!queue_.empty() || committing_) idle_cv_.Wait(mu_);
 }
 
 Status SyncEngine::Resync() {
@@ -153,7 +157,7 @@ Status SyncEngine::Resync() {
   devices_.clear();  // their sequences may or may not have landed: read them again
   std::vector<WaitRegistry::Callback> woken;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     std::vector<std::string> moved;
     for (const auto& [group, id] : *by_group) {
       auto it = group_last_.find(group);
@@ -182,7 +186,7 @@ void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
   }
   uint64_t next_id;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     next_id = cursor_ + 1;
   }
   store::WriteBatch batch;
@@ -264,7 +268,7 @@ void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
   std::vector<WaitRegistry::Callback> woken;
   uint64_t cursor;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     cursor_ = std::max(cursor_, next_id - 1);
     std::vector<std::string> groups;
     for (const auto& [group, id] : touched_groups) {
@@ -293,7 +297,7 @@ void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
       pushes[i].done(std::move(results[i]));
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   counters_.pushes += ok_pushes;
 }
 
@@ -303,7 +307,7 @@ Result<PullReply> SyncEngine::Pull(const Caller& caller, uint64_t since, size_t 
   }
   uint64_t committed;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     committed = cursor_;
   }
   if (since > committed) return BadRequest("cursor is ahead of the server: bootstrap again");
@@ -333,7 +337,7 @@ Result<BootstrapReply> SyncEngine::Bootstrap(const Caller& caller,
   }
   BootstrapReply reply;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     reply.cursor = cursor_;  // read before the rows: later changes are pulled again
   }
   Result<store::SyncRowPage> page = store_.ScanSyncRows(GroupsOf(caller), after, limit);
@@ -352,7 +356,7 @@ SyncEngine::WaitId SyncEngine::Wait(const Caller& caller, uint64_t since,
   }
   WaitReply now;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) {
       now.cursor = cursor_;
     } else if (since > cursor_) {
@@ -374,13 +378,13 @@ SyncEngine::WaitId SyncEngine::Wait(const Caller& caller, uint64_t since,
               WaitReply reply;
               reply.changed = changed;
               {
-                std::lock_guard inner(mu_);
+                MutexLock inner(&mu_);
                 reply.cursor = cursor_;
               }
               (*shared_done)(reply);
             });
         counters_.waits_held = waits_.size();
-        expiry_cv_.notify_all();
+        expiry_cv_.SignalAll();
         return id;
       }
       ++counters_.waits_answered_at_once;
@@ -395,7 +399,7 @@ SyncEngine::WaitId SyncEngine::Wait(const Caller& caller, uint64_t since,
 }
 
 void SyncEngine::CancelWait(WaitId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   waits_.Cancel(id);
   counters_.waits_held = waits_.size();
 }
@@ -403,7 +407,7 @@ void SyncEngine::CancelWait(WaitId id) {
 void SyncEngine::ExpireDueWaits() {
   std::vector<WaitRegistry::Callback> expired;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     expired = waits_.TakeExpired(clock_.Now());
     counters_.waits_expired += expired.size();
     counters_.waits_held = waits_.size();
@@ -412,7 +416,7 @@ void SyncEngine::ExpireDueWaits() {
 }
 
 void SyncEngine::ExpiryLoop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
     // Sleep until the next deadline, re-checking at least every 50 ms so a
     // clock that is not the system's still moves expiry along.
@@ -422,21 +426,21 @@ void SyncEngine::ExpiryLoop() {
       auto remaining = std::chrono::ceil<std::chrono::milliseconds>(*next - clock_.Now());
       wait_for = std::clamp(remaining, std::chrono::milliseconds(0), wait_for);
     }
-    expiry_cv_.wait_for(lock, wait_for);
+    expiry_cv_.WaitFor(mu_, wait_for);
     if (stopping_) break;
-    lock.unlock();
+    lock.Unlock();
     ExpireDueWaits();
-    lock.lock();
+    lock.Lock();
   }
 }
 
 uint64_t SyncEngine::cursor() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return cursor_;
 }
 
 SyncCounters SyncEngine::counters() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return counters_;
 }
 

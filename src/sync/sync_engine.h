@@ -18,16 +18,15 @@
 #define SKIFF_SYNC_SYNC_ENGINE_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "store/store.h"
 #include "sync/types.h"
@@ -134,23 +133,23 @@ class SyncEngine {
   const Clock& clock_;
   const SyncOptions options_;
 
-  mutable std::mutex mu_;
-  uint64_t cursor_ = 0;                         // GUARDED_BY(mu_)
-  std::map<std::string, uint64_t> group_last_;  // GUARDED_BY(mu_)
-  WaitRegistry waits_;                          // GUARDED_BY(mu_)
-  SyncCounters counters_;                       // GUARDED_BY(mu_)
-  std::vector<QueuedPush> queue_;               // GUARDED_BY(mu_)
-  bool stopping_ = false;                       // GUARDED_BY(mu_)
-  bool committing_ = false;                     // GUARDED_BY(mu_): a batch is out
-  std::condition_variable queue_cv_;
-  std::condition_variable idle_cv_;  // queue empty and nothing committing
-  std::condition_variable expiry_cv_;
+  mutable Mutex mu_;
+  uint64_t cursor_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, uint64_t> group_last_ GUARDED_BY(mu_);
+  WaitRegistry waits_ GUARDED_BY(mu_);
+  SyncCounters counters_ GUARDED_BY(mu_);
+  std::vector<QueuedPush> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool committing_ GUARDED_BY(mu_) = false;  // a batch is out
+  CondVar queue_cv_;
+  CondVar idle_cv_;  // queue empty and nothing committing
+  CondVar expiry_cv_;
 
   // Owned by the committer thread.
   std::map<std::string, DeviceState, std::less<>> devices_;
   bool needs_resync_ = false;
 
-  std::mutex stop_mu_;  // held for the whole of Stop()
+  Mutex stop_mu_;  // held for the whole of Stop()
 
   std::thread committer_;
   std::thread expiry_;

@@ -6,6 +6,13 @@ target_compile_options(skiff_options INTERFACE -Wall -Wextra -Wpedantic -Wshadow
 if(SKIFF_WERROR)
   target_compile_options(skiff_options INTERFACE -Werror)
 endif()
+# The lock annotations of base/thread_annotations.h are only checked by clang.
+if(SKIFF_THREAD_SAFETY)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "SKIFF_THREAD_SAFETY needs clang, not ${CMAKE_CXX_COMPILER_ID}")
+  endif()
+  target_compile_options(skiff_options INTERFACE -Wthread-safety)
+endif()
 if(SKIFF_SANITIZE STREQUAL "address")
   target_compile_options(skiff_options INTERFACE -fsanitize=address,undefined
                                                  -fno-omit-frame-pointer -fno-sanitize-recover=all)

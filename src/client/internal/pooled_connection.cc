@@ -25,7 +25,7 @@ PooledConnection::PooledConnection(Transport& transport, const ClientOptions& op
 
 void PooledConnection::Start(std::promise<Status> ready) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ready_promise_ = std::move(ready);
   }
   Connect();
@@ -43,7 +43,7 @@ void PooledConnection::Connect() {
   handlers.on_close = [weak](const std::string& reason) {
     if (auto self = weak.lock()) self->OnClose(reason);
   };
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (state_ == State::kShutdown) return;
   state_ = State::kConnecting;
   last_error_ = Status::Ok();
@@ -79,7 +79,7 @@ void PooledConnection::SendLocked(const std::string& body, ReplyCallback done,
 void PooledConnection::Submit(std::string body, ReplyCallback done) {
   Actions actions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (state_ == State::kFailed || state_ == State::kShutdown) {
       actions.emplace_back(std::move(done), state_ == State::kFailed
                                                 ? failed_
@@ -108,7 +108,7 @@ void PooledConnection::DrainLocked(Actions& /*actions*/) {
 void PooledConnection::OnOpen() {
   Actions actions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (state_ != State::kConnecting) return;
     if (options_.user.empty()) {
       BecomeReadyLocked(actions);
@@ -140,7 +140,7 @@ void PooledConnection::BecomeReadyLocked(Actions& actions) {
 void PooledConnection::OnLogin(const Result<doc::Value>& reply) {
   Actions actions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (state_ != State::kLoggingIn) return;
     if (reply.ok()) {
       BecomeReadyLocked(actions);
@@ -166,7 +166,7 @@ void PooledConnection::OnMessage(std::string_view payload, bool binary) {
   if (!reply.is_object()) return;
   Actions actions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto id = reply.find("id");
     if (id == reply.end() || !id->is_number_unsigned()) {
       // An error about the connection rather than a request (e.g. a frame
@@ -189,7 +189,7 @@ void PooledConnection::OnClose(const std::string& reason) {
   Actions actions;
   bool reconnect = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ready_.store(false);
     Status why = last_error_.ok() ? Unavailable("connection closed: " + reason) : last_error_;
     if (state_ == State::kShutdown || state_ == State::kFailed) {
@@ -229,7 +229,7 @@ void PooledConnection::FailAllLocked(const Status& status, bool include_queued, 
 void PooledConnection::ExpireOverdue() {
   Actions actions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     Clock::TimePoint now = clock_.Now();
     Status late =
         Unavailable("no reply within " + std::to_string(options_.request_timeout.count()) + " ms");
@@ -255,7 +255,7 @@ void PooledConnection::ExpireOverdue() {
 void PooledConnection::Shutdown() {
   Actions actions;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (state_ == State::kShutdown) return;
     state_ = State::kShutdown;
     ready_.store(false);

@@ -14,7 +14,6 @@
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "client/client_options.h"
 #include "client/internal/transport.h"
@@ -86,13 +86,14 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   void OnMessage(std::string_view payload, bool binary);
   void OnClose(const std::string& reason);
   void OnLogin(const Result<doc::Value>& reply);
-  // Moves queued requests into flight while there is room. Needs mu_.
-  void DrainLocked(Actions& actions);
-  // Connected (and logged in when a user is set): serve what waited. Needs mu_.
-  void BecomeReadyLocked(Actions& actions);
-  void SendLocked(const std::string& body, ReplyCallback done, Clock::TimePoint deadline);
-  void FailAllLocked(const Status& status, bool include_queued, Actions& actions);
-  void SignalReady(const Status& status);  // needs mu_
+  // Moves queued requests into flight while there is room.
+  void DrainLocked(Actions& actions) REQUIRES(mu_);
+  // Connected (and logged in when a user is set): serve what waited.
+  void BecomeReadyLocked(Actions& actions) REQUIRES(mu_);
+  void SendLocked(const std::string& body, ReplyCallback done, Clock::TimePoint deadline)
+      REQUIRES(mu_);
+  void FailAllLocked(const Status& status, bool include_queued, Actions& actions) REQUIRES(mu_);
+  void SignalReady(const Status& status) REQUIRES(mu_);
   static void Run(Actions& actions);
 
   Transport& transport_;
@@ -101,15 +102,15 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   std::atomic<uint64_t>& next_id_;
   WireTally* tally_ = nullptr;  // set before Start
 
-  mutable std::mutex mu_;
-  State state_ = State::kConnecting;                   // guarded by mu_
-  std::shared_ptr<TransportConnection> conn_;          // guarded by mu_
-  std::unordered_map<uint64_t, InFlight> in_flight_;   // guarded by mu_
-  std::deque<Waiting> queue_;                          // guarded by mu_
-  Status last_error_;                                  // guarded by mu_: error without id
-  Status failed_;                                      // guarded by mu_: why kFailed
-  bool was_ready_ = false;                             // guarded by mu_
-  std::optional<std::promise<Status>> ready_promise_;  // guarded by mu_
+  mutable Mutex mu_;
+  State state_ GUARDED_BY(mu_) = State::kConnecting;
+  std::shared_ptr<TransportConnection> conn_ GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, InFlight> in_flight_ GUARDED_BY(mu_);
+  std::deque<Waiting> queue_ GUARDED_BY(mu_);
+  Status last_error_ GUARDED_BY(mu_);  // error without id
+  Status failed_ GUARDED_BY(mu_);      // why kFailed
+  bool was_ready_ GUARDED_BY(mu_) = false;
+  std::optional<std::promise<Status>> ready_promise_ GUARDED_BY(mu_);
   std::atomic<size_t> load_{0};
   std::atomic<bool> ready_{false};
 };

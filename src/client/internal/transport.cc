@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -15,6 +14,8 @@
 
 #include <websocketpp/client.hpp>
 #include <websocketpp/config/asio_no_tls_client.hpp>
+
+#include "base/mutex.h"
 
 namespace skiff::client::internal {
 namespace {
@@ -65,13 +66,13 @@ class WsTransportConnection final : public TransportConnection {
   }
 
   void Set(const WsConnectionPtr& con) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     con_ = con;
   }
 
  private:
   WsConnectionPtr Get() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return con_.lock();
   }
 
@@ -81,8 +82,8 @@ class WsTransportConnection final : public TransportConnection {
     return !con->send(payload.data(), payload.size(), op);
   }
 
-  std::mutex mu_;
-  std::weak_ptr<WsClient::connection_type> con_;  // guarded by mu_; set once connecting
+  Mutex mu_;
+  std::weak_ptr<WsClient::connection_type> con_ GUARDED_BY(mu_);  // set once connecting
 };
 
 class WsTransport final : public Transport {
@@ -120,11 +121,11 @@ class WsTransport final : public Transport {
   }
 
   void Shutdown() override {
-    std::lock_guard<std::mutex> shutdown_lock(shutdown_mu_);
+    MutexLock shutdown_lock(&shutdown_mu_);
     if (!thread_.joinable()) return;
     client_.stop_perpetual();
     Post([this] {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       for (const WsConnectionPtr& con : open_) {
         websocketpp::lib::error_code ec;
         con->close(websocketpp::close::status::going_away, "", ec);
@@ -133,14 +134,14 @@ class WsTransport final : public Transport {
     // A peer that never answers the close is cut off by the stop below.
     for (int i = 0; i < 200; ++i) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         if (open_.empty()) break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     client_.stop();
     thread_.join();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     open_.clear();
   }
 
@@ -168,7 +169,7 @@ class WsTransport final : public Transport {
     auto gone = [this, shared](websocketpp::connection_hdl hdl) {
       WsConnectionPtr c = client_.get_con_from_hdl(hdl);
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         open_.erase(c);
       }
       std::string reason = c->get_ec() ? c->get_ec().message() : "connection closed";
@@ -179,17 +180,17 @@ class WsTransport final : public Transport {
     con->set_fail_handler(gone);
     wrapper->Set(con);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       open_.insert(con);
     }
     client_.connect(con);
   }
 
   WsClient client_;
-  std::thread thread_;  // guarded by shutdown_mu_
-  std::mutex shutdown_mu_;
-  std::mutex mu_;
-  std::set<WsConnectionPtr> open_;  // guarded by mu_
+  std::thread thread_ GUARDED_BY(shutdown_mu_);
+  Mutex shutdown_mu_;
+  Mutex mu_;
+  std::set<WsConnectionPtr> open_ GUARDED_BY(mu_);
 };
 
 }  // namespace

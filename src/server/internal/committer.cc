@@ -34,7 +34,7 @@ Committer::~Committer() { (void)Stop(); }
 uint64_t Committer::Write(std::string table, std::string key, std::optional<std::string> value,
                           Done done) {
   const size_t bytes = value ? value->size() : 0;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++queued_seq_;
   const SteadyTime now = std::chrono::steady_clock::now();
   if (queue_.empty() && written_seq_ + 1 == queued_seq_) oldest_ = now;
@@ -45,60 +45,61 @@ uint64_t Committer::Write(std::string table, std::string key, std::optional<std:
   // Commit mode wakes the committer at once: a waiting writer is latency.
   // Memory mode lets writes pile up until the interval or a full queue.
   if (durability_ == Durability::kCommit || queue_.size() >= kEagerFlushWrites) {
-    work_cv_.notify_one();
+    work_cv_.Signal();
   }
   return queued_seq_;
 }
 
 uint64_t Committer::WriteLatest(std::string table, std::string key) {
   SKIFF_CHECK(durability_ == Durability::kMemory && latest_);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++queued_seq_;
   const SteadyTime now = std::chrono::steady_clock::now();
   if (queue_.empty() && written_seq_ + 1 == queued_seq_) oldest_ = now;
   queue_.push_back(
       {queued_seq_, std::move(table), std::move(key), std::nullopt, nullptr, true, now});
   ++counters_.writes;
-  if (queue_.size() >= kEagerFlushWrites) work_cv_.notify_one();
+  if (queue_.size() >= kEagerFlushWrites) work_cv_.Signal();
   return queued_seq_;
 }
 
 Status Committer::Flush() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t target = queued_seq_;
   // An old failure is not this caller's business: with nothing pending, the
   // store already holds everything applied (or those writes were failed).
   if (written_seq_ >= target) return Status::Ok();
   flush_requested_ = true;
-  work_cv_.notify_one();
+  work_cv_.Signal();
   // A failed memory-mode flush keeps its writes for a retry; report the
   // failure rather than wait for the store to come back.
   uint64_t failures = failed_attempts_;
-  flushed_cv_.wait(
-      lock, [&] { return written_seq_ >= target || failed_attempts_ != failures || stopping_; });
+  while (written_seq_ < target && failed_attempts_ == failures && !stopping_) {
+    flushed_cv_.Wait(mu_);
+  }
   return last_status_;
 }
 
 Status Committer::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return stop_status_;
     stopping_ = true;
   }
-  work_cv_.notify_one();
+  work_cv_.Signal();
   if (thread_.joinable()) thread_.join();
-  flushed_cv_.notify_all();
-  std::lock_guard<std::mutex> lock(mu_);
+  flushed_cv_.SignalAll();
+  MutexLock lock(&mu_);
   return stop_status_;
 }
 
 CommitterCounters Committer::counters() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return counters_;
 }
 
 CommitterBacklog Committer::backlog() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   CommitterBacklog b;
   b.writes = queued_seq_ - written_seq_;
   b.bytes = backlog_bytes_;
@@ -109,13 +110,13 @@ CommitterBacklog Committer::backlog() const {
 
 void Committer::Run() {
   std::vector<Pending> batch;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // Memory mode, after a failed flush: when to try again, and at Stop how
   // long to keep trying.
   std::optional<SteadyTime> retry_at;
   std::optional<SteadyTime> give_up_at;
   for (;;) {
-    auto ready = [&] {
+    auto ready = [&]() REQUIRES(mu_) {
       return stopping_ || flush_requested_ ||
              (durability_ == Durability::kCommit ? !queue_.empty()
                                                  : queue_.size() >= kEagerFlushWrites);
@@ -123,12 +124,15 @@ void Committer::Run() {
     if (retry_at) {
       // A failing store is tried again after the interval, also while
       // stopping, instead of at once in a loop.
-      work_cv_.wait_until(lock, *retry_at, [&] { return flush_requested_; });
+      while (!flush_requested_ && work_cv_.WaitUntil(mu_, *retry_at)) {
+      }
       retry_at.reset();
     } else if (durability_ == Durability::kCommit) {
-      work_cv_.wait(lock, ready);
+      while (!ready()) work_cv_.Wait(mu_);
     } else {
-      work_cv_.wait_for(lock, flush_interval_, ready);
+      const SteadyTime deadline = std::chrono::steady_clock::now() + flush_interval_;
+      while (!ready() && work_cv_.WaitUntil(mu_, deadline)) {
+      }
     }
     flush_requested_ = false;
     if (queue_.empty()) {
@@ -140,9 +144,9 @@ void Committer::Run() {
     batch.swap(queue_);
     // Before any Latest read of this batch (they run after the unlock).
     taken_through_.store(queued_seq_, std::memory_order_release);
-    lock.unlock();
+    lock.Unlock();
     Status status = Commit(batch);
-    lock.lock();
+    lock.Lock();
     failing_ = !status.ok();
     if (!status.ok() && durability_ == Durability::kMemory) {
       const SteadyTime now = std::chrono::steady_clock::now();
@@ -157,7 +161,7 @@ void Committer::Run() {
         last_status_ = status;
         ++counters_.failures;
         ++failed_attempts_;
-        flushed_cv_.notify_all();
+        flushed_cv_.SignalAll();
         retry_at = now + std::min<std::chrono::nanoseconds>(flush_interval_,
                                                             std::chrono::milliseconds(200));
         continue;
@@ -181,11 +185,11 @@ void Committer::Run() {
     }
     last_status_ = status;
     // Replies go out before Flush() callers wake: Server::Stop relies on it.
-    lock.unlock();
+    lock.Unlock();
     for (Pending& p : batch) {
       if (p.done) p.done(status, p.seq);
     }
-    lock.lock();
+    lock.Lock();
     written_seq_ += batch.size();
     written_through_.store(written_seq_, std::memory_order_release);
     if (durability_ == Durability::kMemory) {
@@ -193,7 +197,7 @@ void Committer::Run() {
     }
     if (!queue_.empty()) oldest_ = queue_.front().queued;
     batch.clear();
-    flushed_cv_.notify_all();
+    flushed_cv_.SignalAll();
   }
 }
 

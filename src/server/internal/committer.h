@@ -27,16 +27,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "server/server_options.h"
 #include "store/store.h"
@@ -131,21 +130,21 @@ class Committer {
   const std::chrono::milliseconds flush_interval_;
   const std::chrono::milliseconds stop_grace_;
 
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;     // queue grew or stopping
-  std::condition_variable flushed_cv_;  // written_seq_ advanced
-  std::vector<Pending> queue_;          // guarded by mu_
-  uint64_t queued_seq_ = 0;             // guarded by mu_: writes ever queued
-  uint64_t written_seq_ = 0;            // guarded by mu_: writes ever written (or failed)
-  Status last_status_;                  // guarded by mu_
-  uint64_t failed_attempts_ = 0;        // guarded by mu_
-  bool stopping_ = false;               // guarded by mu_
-  bool flush_requested_ = false;        // guarded by mu_
-  CommitterCounters counters_;          // guarded by mu_
-  uint64_t backlog_bytes_ = 0;          // guarded by mu_: value bytes of queue_ and the batch out
-  SteadyTime oldest_ = {};              // guarded by mu_: queue time of the oldest unwritten
-  bool failing_ = false;                // guarded by mu_
-  Status stop_status_;                  // guarded by mu_
+  mutable Mutex mu_;
+  CondVar work_cv_;     // queue grew or stopping
+  CondVar flushed_cv_;  // written_seq_ advanced
+  std::vector<Pending> queue_ GUARDED_BY(mu_);
+  uint64_t queued_seq_ GUARDED_BY(mu_) = 0;   // writes ever queued
+  uint64_t written_seq_ GUARDED_BY(mu_) = 0;  // writes ever written (or failed)
+  Status last_status_ GUARDED_BY(mu_);
+  uint64_t failed_attempts_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool flush_requested_ GUARDED_BY(mu_) = false;
+  CommitterCounters counters_ GUARDED_BY(mu_);
+  uint64_t backlog_bytes_ GUARDED_BY(mu_) = 0;  // value bytes of queue_ and the batch out
+  SteadyTime oldest_ GUARDED_BY(mu_) = {};      // queue time of the oldest unwritten
+  bool failing_ GUARDED_BY(mu_) = false;
+  Status stop_status_ GUARDED_BY(mu_);
   std::atomic<uint64_t> written_through_{0};  // written_seq_, readable without mu_
   std::atomic<uint64_t> taken_through_{0};    // last number swapped off queue_
   Latest latest_;

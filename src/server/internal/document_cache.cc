@@ -159,7 +159,7 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nano
   // every period. Each walk notes when its earliest remaining document
   // falls due; a document touched later falls due no sooner than `now` plus
   // the shorter limit, since touching it sets last_used to at least `now`.
-  std::lock_guard<std::mutex> sweep_lock(sweep_mu_);
+  MutexLock sweep_lock(&sweep_mu_);
   const bool same_limits = pack_after == swept_pack_after_ && evict_after == swept_evict_after_;
   swept_pack_after_ = pack_after;
   swept_evict_after_ = evict_after;
@@ -168,7 +168,7 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nano
     return limit.count() > 0 ? t + limit : kNever;
   };
   for (const std::unique_ptr<Shard>& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard->mu);
+    MutexLock lock(&shard->mu);
     Clock::TimePoint now = clock_.Now();
     if (same_limits && now < shard->next_sweep) continue;
     Clock::TimePoint next_due = std::min(after(now, pack_after), after(now, evict_after));

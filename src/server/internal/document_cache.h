@@ -27,7 +27,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +34,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "server/internal/cached_document.h"
 #include "store/store.h"
@@ -156,34 +156,42 @@ class DocumentCache {
   };
   using DocumentMap = std::unordered_map<std::string, CachedDocument, IdHash, std::equal_to<>>;
   struct Shard {
-    std::mutex mu;
-    DocumentMap docs;  // guarded by mu
-    // No document of the shard can move before this (guarded by mu; see
-    // Sweep).
-    Clock::TimePoint next_sweep{};
+    Mutex mu;
+    DocumentMap docs GUARDED_BY(mu);
+    // No document of the shard can move before this (see Sweep).
+    Clock::TimePoint next_sweep GUARDED_BY(mu){};
   };
   // One key's entry, looked up under its shard's lock, which it holds
   // until it goes.
   class Lookup {
    public:
     Lookup(DocumentCache& cache, std::string_view table, std::string_view key)
-        : id_(table, key),
-          shard_(cache.ShardFor(id_.view())),
-          lock_(shard_.mu),
-          it_(shard_.docs.find(id_.view())) {}
-    bool found() const { return it_ != shard_.docs.end(); }
+        : id_(table, key), shard_(cache.ShardFor(id_.view())), lock_(&shard_.mu) {
+      shard_.mu.AssertHeld();
+      it_ = shard_.docs.find(id_.view());
+    }
+    // The lock is a member, which the analysis does not follow: each use
+    // asserts it.
+    bool found() const {
+      shard_.mu.AssertHeld();
+      return it_ != shard_.docs.end();
+    }
     CachedDocument& doc() { return it_->second; }
     // Adds the entry, which was not found.
     CachedDocument& Insert(CachedDocument doc) {
+      shard_.mu.AssertHeld();
       it_ = shard_.docs.emplace(std::string(id_.view()), std::move(doc)).first;
       return it_->second;
     }
-    void Erase() { it_ = shard_.docs.erase(it_); }
+    void Erase() {
+      shard_.mu.AssertHeld();
+      it_ = shard_.docs.erase(it_);
+    }
 
    private:
     const DocumentId id_;
     Shard& shard_;
-    std::lock_guard<std::mutex> lock_;
+    MutexLock lock_;
     DocumentMap::iterator it_;
   };
 
@@ -214,9 +222,9 @@ class DocumentCache {
   std::atomic<uint64_t> evictions_{0};
   std::atomic<uint64_t> released_since_trim_{0};  // JSON bytes freed since malloc_trim
   // The limits the shards' next_sweep were computed for.
-  std::mutex sweep_mu_;
-  std::chrono::nanoseconds swept_pack_after_{-1};   // guarded by sweep_mu_
-  std::chrono::nanoseconds swept_evict_after_{-1};  // guarded by sweep_mu_
+  Mutex sweep_mu_;
+  std::chrono::nanoseconds swept_pack_after_ GUARDED_BY(sweep_mu_){-1};
+  std::chrono::nanoseconds swept_evict_after_ GUARDED_BY(sweep_mu_){-1};
 };
 
 }  // namespace skiff::server::internal

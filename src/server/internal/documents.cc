@@ -46,7 +46,7 @@ std::optional<std::string> Documents::StoredText(CachedDocument& doc) {
 Status Documents::Flush() { return committer_.Flush(); }
 
 Status Documents::Stop() {
-  std::lock_guard<std::mutex> lock(stop_mu_);
+  MutexLock lock(&stop_mu_);
   if (stopped_) return stop_status_;
   stopped_ = true;
   StopSweeper();
@@ -64,22 +64,25 @@ void Documents::StartSweeper() {
   const milliseconds period =
       std::clamp<milliseconds>(std::min(pack, evict) / 4, milliseconds(5), milliseconds(1000));
   sweeper_ = std::thread([this, period] {
-    std::unique_lock<std::mutex> lock(sweep_mu_);
+    MutexLock lock(&sweep_mu_);
     while (!sweep_stop_) {
-      if (sweep_cv_.wait_for(lock, period, [this] { return sweep_stop_; })) break;
-      lock.unlock();
+      const auto deadline = std::chrono::steady_clock::now() + period;
+      while (!sweep_stop_ && sweep_cv_.WaitUntil(sweep_mu_, deadline)) {
+      }
+      if (sweep_stop_) break;
+      lock.Unlock();
       cache_.Sweep(options_.pack_after, options_.evict_after, committer_.written());
-      lock.lock();
+      lock.Lock();
     }
   });
 }
 
 void Documents::StopSweeper() {
   {
-    std::lock_guard<std::mutex> lock(sweep_mu_);
+    MutexLock lock(&sweep_mu_);
     sweep_stop_ = true;
   }
-  sweep_cv_.notify_all();
+  sweep_cv_.SignalAll();
   if (sweeper_.joinable()) sweeper_.join();
 }
 

@@ -22,10 +22,8 @@
 #define SKIFF_SERVER_INTERNAL_DOCUMENTS_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +31,7 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "server/internal/cached_document.h"
 #include "server/internal/committer.h"
@@ -136,12 +135,12 @@ class Documents {
   Committer committer_;
 
   std::thread sweeper_;
-  std::mutex sweep_mu_;
-  std::condition_variable sweep_cv_;
-  bool sweep_stop_ = false;  // guarded by sweep_mu_
-  std::mutex stop_mu_;
-  bool stopped_ = false;  // guarded by stop_mu_
-  Status stop_status_;    // guarded by stop_mu_
+  Mutex sweep_mu_;
+  CondVar sweep_cv_;
+  bool sweep_stop_ GUARDED_BY(sweep_mu_) = false;
+  Mutex stop_mu_;
+  bool stopped_ GUARDED_BY(stop_mu_) = false;
+  Status stop_status_ GUARDED_BY(stop_mu_);
 };
 
 template <typename ChangeFn, typename Ack>

@@ -12,8 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace skiff::server::internal {
 
@@ -22,7 +23,7 @@ class HeldWaits {
   // A new token; nullopt-like 0 when the connection is closed or already
   // holds `max` waits.
   uint64_t Open(size_t max) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_ || waits_.size() >= max) return 0;
     uint64_t token = ++next_token_;
     waits_[token] = 0;
@@ -31,20 +32,20 @@ class HeldWaits {
 
   // Records the engine's id of a held wait (no-op when already answered).
   void Bind(uint64_t token, uint64_t engine_id) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (auto it = waits_.find(token); it != waits_.end()) it->second = engine_id;
   }
 
   // True exactly once per open token, unless the connection closed first:
   // the caller then sends the answer.
   bool Answer(uint64_t token) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return waits_.erase(token) > 0;
   }
 
   // Marks the connection closed and returns the engine ids to cancel.
   std::vector<uint64_t> Close() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
     std::vector<uint64_t> ids;
     for (const auto& [token, id] : waits_) {
@@ -55,15 +56,15 @@ class HeldWaits {
   }
 
   size_t size() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return waits_.size();
   }
 
  private:
-  mutable std::mutex mu_;
-  bool closed_ = false;                 // GUARDED_BY(mu_)
-  uint64_t next_token_ = 0;             // GUARDED_BY(mu_)
-  std::map<uint64_t, uint64_t> waits_;  // token -> engine id; GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  bool closed_ GUARDED_BY(mu_) = false;
+  uint64_t next_token_ GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, uint64_t> waits_ GUARDED_BY(mu_);  // token -> engine id
 };
 
 }  // namespace skiff::server::internal

@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include <asio/ip/tcp.hpp>
@@ -20,6 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "base/mutex.h"
 #include "server/internal/io_loop.h"
 #include "server/internal/listener_shared.h"
 #include "server/internal/socket_connection.h"
@@ -142,7 +142,7 @@ class AsioListener final : public Listener {
 
   void StopAccepting() override {
     if (!accepting_.exchange(false)) return;
-    std::lock_guard<std::mutex> lock(shutdown_mu_);
+    MutexLock lock(&shutdown_mu_);
     if (loops_.empty() || stopped_) return;
     asio::post(loops_.front()->context(), [this] {
       asio::error_code ec;
@@ -153,7 +153,7 @@ class AsioListener final : public Listener {
 
   void Shutdown(std::chrono::milliseconds grace) override {
     StopAccepting();
-    std::lock_guard<std::mutex> lock(shutdown_mu_);
+    MutexLock lock(&shutdown_mu_);
     if (stopped_) return;
     stopped_ = true;
     for (auto& loop : loops_) {
@@ -163,10 +163,11 @@ class AsioListener final : public Listener {
       });
     }
     {
-      std::unique_lock<std::mutex> closed(shared_.closed_mu);
-      shared_.closed_cv.wait_for(closed, grace, [this] {
-        return shared_.connections.load(std::memory_order_relaxed) == 0;
-      });
+      MutexLock closed(&shared_.closed_mu);
+      const auto deadline = std::chrono::steady_clock::now() + grace;
+      while (shared_.connections.load(std::memory_order_relaxed) != 0 &&
+             shared_.closed_cv.WaitUntil(shared_.closed_mu, deadline)) {
+      }
     }
     for (auto& loop : loops_) loop->Stop();
     for (auto& loop : loops_) loop->Join();
@@ -277,8 +278,8 @@ class AsioListener final : public Listener {
   int reserve_fd_ = -1;                          // first loop's thread only
   uint16_t port_ = 0;
   std::atomic<bool> accepting_{true};
-  std::mutex shutdown_mu_;
-  bool stopped_ = false;  // guarded by shutdown_mu_
+  Mutex shutdown_mu_;
+  bool stopped_ GUARDED_BY(shutdown_mu_) = false;
 };
 
 }  // namespace

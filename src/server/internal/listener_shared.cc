@@ -10,7 +10,7 @@ bool ListenerShared::Admit(const std::string& address_key, std::string* why) {
     return false;
   }
   if (!address_key.empty()) {
-    std::lock_guard<std::mutex> lock(address_mu_);
+    MutexLock lock(&address_mu_);
     size_t& n = per_address_[address_key];
     if (n >= options.max_connections_per_address) {
       if (n == 0) per_address_.erase(address_key);
@@ -26,13 +26,13 @@ bool ListenerShared::Admit(const std::string& address_key, std::string* why) {
 
 void ListenerShared::Release(const std::string& address_key) {
   if (!address_key.empty()) {
-    std::lock_guard<std::mutex> lock(address_mu_);
+    MutexLock lock(&address_mu_);
     auto it = per_address_.find(address_key);
     if (it != per_address_.end() && --it->second == 0) per_address_.erase(it);
   }
   connections.fetch_sub(1, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(closed_mu);
-  closed_cv.notify_all();
+  MutexLock lock(&closed_mu);
+  closed_cv.SignalAll();
 }
 
 }  // namespace skiff::server::internal

@@ -6,14 +6,13 @@
 #define SKIFF_SERVER_INTERNAL_LISTENER_SHARED_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "server/internal/listener.h"
 
 namespace skiff::server::internal {
@@ -59,12 +58,12 @@ struct ListenerShared {
   std::atomic<int64_t> output_bytes{0};
 
   // Signalled whenever a connection ends, for Shutdown's wait.
-  std::mutex closed_mu;
-  std::condition_variable closed_cv;
+  Mutex closed_mu;
+  CondVar closed_cv;
 
  private:
-  std::mutex address_mu_;
-  std::unordered_map<std::string, size_t> per_address_;  // guarded by address_mu_
+  Mutex address_mu_;
+  std::unordered_map<std::string, size_t> per_address_ GUARDED_BY(address_mu_);
 };
 
 }  // namespace skiff::server::internal

@@ -252,7 +252,7 @@ size_t SocketConnection::ProcessHandshake(char* data, size_t size) {
     return size;
   }
   {
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(&out_mu_);
     QueueRawLocked(ws::UpgradeResponse(request.key));
   }
   phase_ = Phase::kOpen;
@@ -289,7 +289,7 @@ bool SocketConnection::OnMessage(const ws::Message& m) {
       break;
     case ws::Opcode::kPing:
       if (open) {
-        std::lock_guard<std::mutex> lock(out_mu_);
+        MutexLock lock(&out_mu_);
         QueueLocked(ws::Opcode::kPong, m.payload);
       }
       break;
@@ -357,7 +357,7 @@ void SocketConnection::CountQueued(size_t bytes) {
 }
 
 void SocketConnection::Send(std::string frame) {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(&out_mu_);
   if (out_closed_) return;
   if (frame.size() > kSmallFrameBytes) {
     std::string h;
@@ -374,7 +374,7 @@ void SocketConnection::Send(std::string frame) {
 }
 
 void SocketConnection::SendCopy(std::string_view frame) {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(&out_mu_);
   if (out_closed_) return;
   QueueLocked(ws::Opcode::kText, frame);
   RequestFlushLocked();
@@ -388,7 +388,7 @@ void SocketConnection::RequestFlushLocked() {
   flush_posted_ = true;
   asio::post(loop_.context(), [self = shared_from_this()] {
     {
-      std::lock_guard<std::mutex> lock(self->out_mu_);
+      MutexLock lock(&self->out_mu_);
       self->flush_posted_ = false;
     }
     self->Flush();
@@ -403,7 +403,7 @@ void SocketConnection::Flush() {
       writing_.clear();
       write_index_ = 0;
       write_offset_ = 0;
-      std::lock_guard<std::mutex> lock(out_mu_);
+      MutexLock lock(&out_mu_);
       writing_.swap(out_);
       back_shared_ = false;
       if (writing_.empty()) break;
@@ -461,7 +461,7 @@ void SocketConnection::AfterDrained() {
 
 void SocketConnection::RespondAndClose(std::string response) {
   {
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(&out_mu_);
     QueueRawLocked(response);
     out_closed_ = true;
   }
@@ -473,7 +473,7 @@ void SocketConnection::RespondAndClose(std::string response) {
 void SocketConnection::BeginClose(uint16_t code, std::string_view reason) {
   if (phase_ == Phase::kClosing || phase_ == Phase::kDone) return;
   {
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(&out_mu_);
     if (!out_closed_) {
       QueueLocked(ws::Opcode::kClose, ws::ClosePayload(code, reason));
       out_closed_ = true;
@@ -494,20 +494,20 @@ void SocketConnection::Close(uint16_t code, const std::string& reason) {
   if (loop_.InThisThread()) return BeginClose(code, reason);
   // Posted under the lock while the connection is not closed: the loop is
   // alive until every connection ended (Listener::Shutdown).
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(&out_mu_);
   if (out_closed_) return;
   asio::post(loop_.context(),
              [self = shared_from_this(), code, reason] { self->BeginClose(code, reason); });
 }
 
 void SocketConnection::Post(std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(&out_mu_);
   if (out_closed_) return;  // closing or gone: nothing more will be sent
   asio::post(loop_.context(), std::move(fn));
 }
 
 void SocketConnection::ReleaseBarrier() {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(&out_mu_);
   if (out_closed_) return;
   asio::post(loop_.context(), [self = shared_from_this()] {
     self->barrier.fetch_sub(1, std::memory_order_acq_rel);
@@ -561,7 +561,7 @@ void SocketConnection::Terminate() {
   // keeps the object; this may have been the last one.
   std::shared_ptr<Connection> keep = std::move(self_);
   {
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(&out_mu_);
     out_closed_ = true;
     out_.clear();
   }

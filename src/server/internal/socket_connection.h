@@ -21,13 +21,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <asio/ip/tcp.hpp>
 
+#include "base/mutex.h"
 #include "server/internal/connection.h"
 #include "server/internal/listener_shared.h"
 
@@ -98,13 +98,13 @@ class SocketConnection final : public Connection,
   // Reads again once nothing blocks it.
   void Resume();
 
-  // The outgoing queue (out_mu_ held): bytes as they are, or one frame.
-  void QueueRawLocked(std::string_view bytes);
-  void QueueLocked(ws::Opcode opcode, std::string_view payload);
+  // The outgoing queue: bytes as they are, or one frame.
+  void QueueRawLocked(std::string_view bytes) REQUIRES(out_mu_);
+  void QueueLocked(ws::Opcode opcode, std::string_view payload) REQUIRES(out_mu_);
   void CountQueued(size_t bytes);
   // Makes sure queued frames get written: at the end of the read being
   // handled, else by a posted flush.
-  void RequestFlushLocked();
+  void RequestFlushLocked() REQUIRES(out_mu_);
   // Writes as much as the socket takes now.
   void Flush();
   void ArmWrite();
@@ -150,12 +150,12 @@ class SocketConnection final : public Connection,
 
   // Outgoing bytes, in order, as chunks: small frames share a chunk; a
   // large one keeps a chunk of its own so it is never copied.
-  std::mutex out_mu_;
-  std::vector<std::string> out_;      // guarded by out_mu_
-  bool back_shared_ = false;          // guarded by out_mu_: out_.back() takes more frames
-  bool flush_posted_ = false;         // guarded by out_mu_
-  bool out_closed_ = false;           // guarded by out_mu_: a close is queued or done
-  std::atomic<size_t> out_bytes_{0};  // queued or being written, not yet sent
+  Mutex out_mu_;
+  std::vector<std::string> out_ GUARDED_BY(out_mu_);
+  bool back_shared_ GUARDED_BY(out_mu_) = false;  // out_.back() takes more frames
+  bool flush_posted_ GUARDED_BY(out_mu_) = false;
+  bool out_closed_ GUARDED_BY(out_mu_) = false;  // a close is queued or done
+  std::atomic<size_t> out_bytes_{0};             // queued or being written, not yet sent
 };
 
 }  // namespace skiff::server::internal

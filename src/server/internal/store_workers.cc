@@ -18,10 +18,10 @@ StoreWorkers::~StoreWorkers() { Stop(); }
 void StoreWorkers::Post(size_t hint, std::function<void()> fn) {
   Worker& w = *workers_[hint % workers_.size()];
   {
-    std::lock_guard<std::mutex> lock(w.mu);
+    MutexLock lock(&w.mu);
     if (!w.stopping) {
       w.queue.push_back(std::move(fn));
-      w.cv.notify_one();
+      w.cv.Signal();
       return;
     }
   }
@@ -30,9 +30,9 @@ void StoreWorkers::Post(size_t hint, std::function<void()> fn) {
 
 void StoreWorkers::Stop() {
   for (auto& w : workers_) {
-    std::lock_guard<std::mutex> lock(w->mu);
+    MutexLock lock(&w->mu);
     w->stopping = true;
-    w->cv.notify_one();
+    w->cv.Signal();
   }
   for (auto& w : workers_) {
     if (w->thread.joinable()) w->thread.join();
@@ -40,15 +40,15 @@ void StoreWorkers::Stop() {
 }
 
 void StoreWorkers::Run(Worker& w) {
-  std::unique_lock<std::mutex> lock(w.mu);
+  MutexLock lock(&w.mu);
   for (;;) {
-    w.cv.wait(lock, [&] { return w.stopping || !w.queue.empty(); });
+    while (!w.stopping && w.queue.empty()) w.cv.Wait(w.mu);
     if (w.queue.empty()) return;  // stopping, and everything queued has run
     std::function<void()> fn = std::move(w.queue.front());
     w.queue.pop_front();
-    lock.unlock();
+    lock.Unlock();
     fn();
-    lock.lock();
+    lock.Lock();
   }
 }
 

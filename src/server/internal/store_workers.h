@@ -10,14 +10,14 @@
 #ifndef SKIFF_SERVER_INTERNAL_STORE_WORKERS_H_
 #define SKIFF_SERVER_INTERNAL_STORE_WORKERS_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace skiff::server::internal {
 
@@ -37,10 +37,10 @@ class StoreWorkers {
 
  private:
   struct Worker {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<std::function<void()>> queue;  // guarded by mu
-    bool stopping = false;                    // guarded by mu
+    Mutex mu;
+    CondVar cv;
+    std::deque<std::function<void()>> queue GUARDED_BY(mu);
+    bool stopping GUARDED_BY(mu) = false;
     std::thread thread;
   };
   static void Run(Worker& w);

@@ -16,30 +16,30 @@ SocketDeadline::SocketDeadline(std::chrono::milliseconds timeout)
 
 SocketDeadline::~SocketDeadline() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_one();
+  cv_.Signal();
   thread_.join();
 }
 
 void SocketDeadline::Arm(int fd) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   fd_ = fd;
   fired_ = false;
   deadline_ = std::chrono::steady_clock::now() + timeout_;
 }
 
 bool SocketDeadline::Disarm() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   fd_ = -1;
   return fired_;
 }
 
 void SocketDeadline::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
-    cv_.wait_for(lock, period_);
+    cv_.WaitFor(mu_, period_);
     if (fd_ >= 0 && !fired_ && std::chrono::steady_clock::now() >= deadline_) {
       // Under the lock: Disarm cannot return, and the caller cannot close
       // the descriptor, while we shut it.

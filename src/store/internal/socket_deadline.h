@@ -16,9 +16,9 @@
 #define SKIFF_STORE_INTERNAL_SOCKET_DEADLINE_H_
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
+
+#include "base/mutex.h"
 
 namespace skiff::store::internal {
 
@@ -41,12 +41,12 @@ class SocketDeadline {
 
   const std::chrono::milliseconds timeout_;
   const std::chrono::milliseconds period_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int fd_ = -1;                                     // guarded by mu_; -1 = not armed
-  std::chrono::steady_clock::time_point deadline_;  // guarded by mu_
-  bool fired_ = false;                              // guarded by mu_
-  bool stopping_ = false;                           // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  int fd_ GUARDED_BY(mu_) = -1;  // -1 = not armed
+  std::chrono::steady_clock::time_point deadline_ GUARDED_BY(mu_);
+  bool fired_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -28,41 +28,41 @@ Result<std::unique_ptr<SqliteCheckpointer>> SqliteCheckpointer::Start(const std:
 
 SqliteCheckpointer::~SqliteCheckpointer() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_one();
+  cv_.Signal();
   if (thread_.joinable()) thread_.join();
   sqlite3_close_v2(db_);
 }
 
 void SqliteCheckpointer::Request() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (requested_) return;
   requested_ = true;
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void SqliteCheckpointer::RunExclusive(const std::function<void()>& checkpoint) {
-  std::lock_guard<std::mutex> run(run_mu_);
+  MutexLock run(&run_mu_);
   checkpoint();
 }
 
 void SqliteCheckpointer::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return requested_ || stopping_; });
+    while (!requested_ && !stopping_) cv_.Wait(mu_);
     if (stopping_) return;
     requested_ = false;
-    lock.unlock();
+    lock.Unlock();
     // Errors are left for the next round: SQLITE_BUSY means another
     // checkpoint is running, and the writer's own checkpoint (the store's
     // backstop) reports nothing either, as SQLite's auto-checkpoint does not.
     {
-      std::lock_guard<std::mutex> run(run_mu_);
+      MutexLock run(&run_mu_);
       (void)sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 

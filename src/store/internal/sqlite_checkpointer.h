@@ -14,16 +14,15 @@
 #ifndef SKIFF_STORE_INTERNAL_SQLITE_CHECKPOINTER_H_
 #define SKIFF_STORE_INTERNAL_SQLITE_CHECKPOINTER_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include <sqlite3.h>
 
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace skiff::store::internal {
@@ -57,11 +56,11 @@ class SqliteCheckpointer {
   void Run();
 
   sqlite3* db_ = nullptr;  // used by the thread only, once started
-  std::mutex run_mu_;      // held for every checkpoint, background or the writer's
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool requested_ = false;  // guarded by mu_
-  bool stopping_ = false;   // guarded by mu_
+  Mutex run_mu_;           // held for every checkpoint, background or the writer's
+  Mutex mu_;
+  CondVar cv_;
+  bool requested_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
