@@ -16,11 +16,11 @@ Status StatusOf(const Result<T>& r) {
 }
 
 template <typename T>
-testing::AssertionResult HasCode(const char* expr, const char* /*code_expr*/, const T& value,
-                                 StatusCode code) {
+::testing::AssertionResult HasCode(const char* expr, const char* /*code_expr*/, const T& value,
+                                   StatusCode code) {
   const Status s = StatusOf(value);
-  if (s.code() == code) return testing::AssertionSuccess();
-  return testing::AssertionFailure()
+  if (s.code() == code) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
          << expr << " gave " << s.ToString() << ", expected " << StatusCodeName(code);
 }
 

@@ -117,4 +117,21 @@ class [[nodiscard]] Result {
     if (!skiff_status_.ok()) return skiff_status_; \
   } while (0)
 
+// Evaluates `expr` (a Result<T>) once; when it holds an error, returns that
+// Status from the enclosing function, otherwise moves the value into `lhs`,
+// which may declare a variable (`auto x`, `std::unique_ptr<Store> s`) or name
+// an existing one. It expands to several statements in the enclosing scope, so
+// it cannot be the unbraced body of an if or a loop, and a declared `lhs`
+// holding a comma outside parentheses must be wrapped in a type alias.
+#define SKIFF_ASSIGN_OR_RETURN(lhs, ...) \
+  SKIFF_ASSIGN_OR_RETURN_IMPL_(SKIFF_STATUS_CONCAT_(skiff_result_, __COUNTER__), lhs, __VA_ARGS__)
+
+#define SKIFF_ASSIGN_OR_RETURN_IMPL_(result, lhs, ...) \
+  auto result = (__VA_ARGS__);                         \
+  if (!result.ok()) return result.status();            \
+  lhs = std::move(result).value()
+
+#define SKIFF_STATUS_CONCAT_(a, b) SKIFF_STATUS_CONCAT_INNER_(a, b)
+#define SKIFF_STATUS_CONCAT_INNER_(a, b) a##b
+
 #endif  // SKIFF_BASE_STATUS_H_

@@ -162,9 +162,8 @@ Result<doc::Value> Client::Echo(const doc::Value& data) {
 
 Result<std::optional<doc::Value>> Client::Get(std::string_view table, std::string_view key) {
   Reply reply = CallSync(TableKey("get", table, key));
-  Result<bool> found = Found(reply);
-  if (!found.ok()) return found.status();
-  if (!*found) return std::optional<doc::Value>();
+  SKIFF_ASSIGN_OR_RETURN(bool found, Found(reply));
+  if (!found) return std::optional<doc::Value>();
   return std::optional<doc::Value>(reply->value("value", doc::Value()));
 }
 

@@ -32,10 +32,9 @@ Result<const doc::Value*> Member(const doc::Value& obj, const char* name) {
 }
 
 Result<uint64_t> Unsigned(const doc::Value& obj, const char* name) {
-  Result<const doc::Value*> v = Member(obj, name);
-  if (!v.ok()) return v.status();
-  if (!(*v)->is_number_unsigned()) return Internal(std::string("'") + name + "' is not a number");
-  return (*v)->get<uint64_t>();
+  SKIFF_ASSIGN_OR_RETURN(const doc::Value* v, Member(obj, name));
+  if (!v->is_number_unsigned()) return Internal(std::string("'") + name + "' is not a number");
+  return v->get<uint64_t>();
 }
 
 Result<RowName> NameOf(const doc::Value& row) {
@@ -90,16 +89,15 @@ class Device::Impl {
   ~Impl() { Close(); }
 
   Status Load() {
-    Result<StoredState> state = storage_.Load();
-    if (!state.ok()) return state.status();
+    SKIFF_ASSIGN_OR_RETURN(StoredState state, storage_.Load());
     MutexLock lock(&mu_);
-    for (StoredRow& row : state->rows) rows_.emplace(std::move(row.name), std::move(row.value));
-    for (OutboxEntry& e : state->outbox) {
+    for (StoredRow& row : state.rows) rows_.emplace(std::move(row.name), std::move(row.value));
+    for (OutboxEntry& e : state.outbox) {
       ++pending_[e.name];
       outbox_.push_back(std::move(e));
     }
-    position_ = state->position;
-    last_seq_ = std::max(state->last_seq, outbox_.empty() ? 0 : outbox_.back().seq);
+    position_ = state.position;
+    last_seq_ = std::max(state.last_seq, outbox_.empty() ? 0 : outbox_.back().seq);
     return Status::Ok();
   }
 
@@ -280,10 +278,9 @@ class Device::Impl {
     o.reconnect = false;  // the loop reconnects, with back-off
     o.connect_timeout = options_.request_timeout;
     o.request_timeout = options_.wait_timeout + options_.request_timeout;
-    Result<std::unique_ptr<Client>> client = Client::Connect(o);
-    if (!client.ok()) return client.status();
+    SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<Client> client, Client::Connect(o));
     MutexLock lock(&mu_);
-    client_ = std::move(*client);
+    client_ = std::move(client);
     ++counters_.connects;
     return Status::Ok();
   }
@@ -378,28 +375,24 @@ class Device::Impl {
           request["after"] = {a.group, a.table, a.key};
         }
       }
-      Result<doc::Value> reply = Call(request, &DeviceCounters::bootstraps);
-      if (!reply.ok()) return reply.status();
-      Result<const doc::Value*> rows = Member(*reply, "rows");
-      if (!rows.ok()) return rows.status();
-      Result<uint64_t> page_cursor = Unsigned(*reply, "cursor");
-      if (!page_cursor.ok()) return page_cursor.status();
+      SKIFF_ASSIGN_OR_RETURN(doc::Value reply, Call(request, &DeviceCounters::bootstraps));
+      SKIFF_ASSIGN_OR_RETURN(const doc::Value* rows, Member(reply, "rows"));
+      SKIFF_ASSIGN_OR_RETURN(uint64_t page_cursor, Unsigned(reply, "cursor"));
       std::vector<RowWrite> writes;
-      writes.reserve((*rows)->size());
-      for (const doc::Value& row : **rows) {
-        Result<RowName> name = NameOf(row);
-        if (!name.ok()) return name.status();
-        writes.push_back({std::move(*name), row.value("value", doc::Value()).dump()});
+      writes.reserve(rows->size());
+      for (const doc::Value& row : *rows) {
+        SKIFF_ASSIGN_OR_RETURN(RowName name, NameOf(row));
+        writes.push_back({std::move(name), row.value("value", doc::Value()).dump()});
       }
       std::optional<RowName> next;
-      if (auto n = reply->find("next"); n != reply->end() && n->is_array() && n->size() == 3) {
+      if (auto n = reply.find("next"); n != reply.end() && n->is_array() && n->size() == 3) {
         next = RowName{(*n)[0].get<std::string>(), (*n)[1].get<std::string>(),
                        (*n)[2].get<std::string>()};
       }
       MutexLock lock(&mu_);
       SyncPosition position = position_;
       // The first page's cursor is where pulling starts once all is in.
-      if (!position.bootstrap_after) position.bootstrap_cursor = *page_cursor;
+      if (!position.bootstrap_after) position.bootstrap_cursor = page_cursor;
       position.bootstrap_after = next;
       if (!next) {
         position.bootstrapped = true;
@@ -420,24 +413,21 @@ class Device::Impl {
       Result<doc::Value> reply = Call({{"op", "pull"}, {"since", since}, {"limit", options_.page}},
                                       &DeviceCounters::pulls);
       if (!reply.ok()) return reply.status();
-      Result<const doc::Value*> changes = Member(*reply, "changes");
-      if (!changes.ok()) return changes.status();
-      Result<uint64_t> next_cursor = Unsigned(*reply, "cursor");
-      if (!next_cursor.ok()) return next_cursor.status();
+      SKIFF_ASSIGN_OR_RETURN(const doc::Value* changes, Member(*reply, "changes"));
+      SKIFF_ASSIGN_OR_RETURN(uint64_t next_cursor, Unsigned(*reply, "cursor"));
       std::vector<RowWrite> writes;
-      writes.reserve((*changes)->size());
-      for (const doc::Value& c : **changes) {
-        Result<RowName> name = NameOf(c);
-        if (!name.ok()) return name.status();
+      writes.reserve(changes->size());
+      for (const doc::Value& c : *changes) {
+        SKIFF_ASSIGN_OR_RETURN(RowName name, NameOf(c));
         auto value = c.find("value");
         std::optional<std::string> text;
         if (value != c.end() && !value->is_null()) text = value->dump();
-        writes.push_back({std::move(*name), std::move(text)});
+        writes.push_back({std::move(name), std::move(text)});
       }
       const bool more = reply->value("more", false);
       MutexLock lock(&mu_);
       SyncPosition position = position_;
-      position.cursor = *next_cursor;
+      position.cursor = next_cursor;
       counters_.changes_received += writes.size();
       SKIFF_RETURN_IF_ERROR(ApplyLocked(std::move(writes), position));
       if (!more) return Status::Ok();
@@ -489,9 +479,8 @@ class Device::Impl {
                &DeviceCounters::pushes);
       uint64_t acked;
       if (reply.ok()) {
-        Result<uint64_t> last_seq = Unsigned(*reply, "last_seq");
-        if (!last_seq.ok()) return last_seq.status();
-        acked = *last_seq;
+        SKIFF_ASSIGN_OR_RETURN(uint64_t last_seq, Unsigned(*reply, "last_seq"));
+        acked = last_seq;
       } else if (IsFinal(reply.status()) && sent > 1) {
         // Find the refused entry: push one at a time until past it.
         MutexLock lock(&mu_);

@@ -109,13 +109,12 @@ class SqliteStorage::Db {
     const char* sql = value ? "INSERT INTO rows VALUES (?1, ?2, ?3, ?4) "
                               "ON CONFLICT (grp, tbl, key) DO UPDATE SET value = excluded.value"
                             : "DELETE FROM rows WHERE grp = ?1 AND tbl = ?2 AND key = ?3";
-    auto stmt = Prepare(sql);
-    if (!stmt.ok()) return stmt.status();
-    Bind(*stmt, 1, name.group);
-    Bind(*stmt, 2, name.table);
-    Bind(*stmt, 3, name.key);
-    if (value) Bind(*stmt, 4, *value);
-    return Run(*stmt);
+    SKIFF_ASSIGN_OR_RETURN(auto stmt, Prepare(sql));
+    Bind(stmt, 1, name.group);
+    Bind(stmt, 2, name.table);
+    Bind(stmt, 3, name.key);
+    if (value) Bind(stmt, 4, *value);
+    return Run(stmt);
   }
 
   static void Bind(sqlite3_stmt* stmt, int index, std::string_view text) {
@@ -163,44 +162,42 @@ Result<StoredState> SqliteStorage::Load() {
   StoredState state;
   Db& db = *db_;
   // Three statements, whatever the number of rows.
-  auto rows = db.Prepare("SELECT grp, tbl, key, value FROM rows ORDER BY grp, tbl, key");
-  if (!rows.ok()) return rows.status();
+  SKIFF_ASSIGN_OR_RETURN(
+      auto rows, db.Prepare("SELECT grp, tbl, key, value FROM rows ORDER BY grp, tbl, key"));
   db.BeginQuery();
   for (;;) {
-    Result<bool> more = db.Next(*rows);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    state.rows.push_back({{Text(*rows, 0), Text(*rows, 1), Text(*rows, 2)}, Text(*rows, 3)});
+    SKIFF_ASSIGN_OR_RETURN(bool more, db.Next(rows));
+    if (!more) break;
+    state.rows.push_back({{Text(rows, 0), Text(rows, 1), Text(rows, 2)}, Text(rows, 3)});
   }
-  auto outbox = db.Prepare("SELECT seq, grp, tbl, key, value FROM outbox ORDER BY seq");
-  if (!outbox.ok()) return outbox.status();
+  SKIFF_ASSIGN_OR_RETURN(auto outbox,
+                         db.Prepare("SELECT seq, grp, tbl, key, value FROM outbox ORDER BY seq"));
   db.BeginQuery();
   for (;;) {
-    Result<bool> more = db.Next(*outbox);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
+    SKIFF_ASSIGN_OR_RETURN(bool more, db.Next(outbox));
+    if (!more) break;
     OutboxEntry e;
-    e.seq = static_cast<uint64_t>(sqlite3_column_int64(*outbox, 0));
-    e.name = {Text(*outbox, 1), Text(*outbox, 2), Text(*outbox, 3)};
-    if (sqlite3_column_type(*outbox, 4) != SQLITE_NULL) e.value = Text(*outbox, 4);
+    e.seq = static_cast<uint64_t>(sqlite3_column_int64(outbox, 0));
+    e.name = {Text(outbox, 1), Text(outbox, 2), Text(outbox, 3)};
+    if (sqlite3_column_type(outbox, 4) != SQLITE_NULL) e.value = Text(outbox, 4);
     state.outbox.push_back(std::move(e));
   }
-  auto meta = db.Prepare(
-      "SELECT cursor, bootstrapped, after_grp, after_tbl, after_key, boot_cursor, last_seq "
-      "FROM meta WHERE id = 1");
-  if (!meta.ok()) return meta.status();
+  SKIFF_ASSIGN_OR_RETURN(
+      auto meta,
+      db.Prepare(
+          "SELECT cursor, bootstrapped, after_grp, after_tbl, after_key, boot_cursor, last_seq "
+          "FROM meta WHERE id = 1"));
   db.BeginQuery();
-  Result<bool> found = db.Next(*meta);
-  if (!found.ok()) return found.status();
-  if (!*found) return Internal("device storage has no meta row");
-  state.position.cursor = static_cast<uint64_t>(sqlite3_column_int64(*meta, 0));
-  state.position.bootstrapped = sqlite3_column_int64(*meta, 1) != 0;
-  if (sqlite3_column_type(*meta, 2) != SQLITE_NULL) {
-    state.position.bootstrap_after = RowName{Text(*meta, 2), Text(*meta, 3), Text(*meta, 4)};
+  SKIFF_ASSIGN_OR_RETURN(bool found, db.Next(meta));
+  if (!found) return Internal("device storage has no meta row");
+  state.position.cursor = static_cast<uint64_t>(sqlite3_column_int64(meta, 0));
+  state.position.bootstrapped = sqlite3_column_int64(meta, 1) != 0;
+  if (sqlite3_column_type(meta, 2) != SQLITE_NULL) {
+    state.position.bootstrap_after = RowName{Text(meta, 2), Text(meta, 3), Text(meta, 4)};
   }
-  state.position.bootstrap_cursor = static_cast<uint64_t>(sqlite3_column_int64(*meta, 5));
-  state.last_seq = static_cast<uint64_t>(sqlite3_column_int64(*meta, 6));
-  Result<bool> extra = db.Next(*meta);  // finishes the statement
+  state.position.bootstrap_cursor = static_cast<uint64_t>(sqlite3_column_int64(meta, 5));
+  state.last_seq = static_cast<uint64_t>(sqlite3_column_int64(meta, 6));
+  Result<bool> extra = db.Next(meta);  // finishes the statement
   if (!extra.ok()) return extra.status();
   return state;
 }
@@ -209,24 +206,24 @@ Status SqliteStorage::WriteLocal(const OutboxEntry& entry) {
   Db& db = *db_;
   return db.Transaction([&]() -> Status {
     SKIFF_RETURN_IF_ERROR(db.WriteRow(entry.name, entry.value));
-    auto insert = db.Prepare("INSERT INTO outbox VALUES (?1, ?2, ?3, ?4, ?5)");
-    if (!insert.ok()) return insert.status();
-    sqlite3_bind_int64(*insert, 1, static_cast<int64_t>(entry.seq));
-    Db::Bind(*insert, 2, entry.name.group);
-    Db::Bind(*insert, 3, entry.name.table);
-    Db::Bind(*insert, 4, entry.name.key);
+    SKIFF_ASSIGN_OR_RETURN(auto insert,
+                           db.Prepare("INSERT INTO outbox VALUES (?1, ?2, ?3, ?4, ?5)"));
+    sqlite3_bind_int64(insert, 1, static_cast<int64_t>(entry.seq));
+    Db::Bind(insert, 2, entry.name.group);
+    Db::Bind(insert, 3, entry.name.table);
+    Db::Bind(insert, 4, entry.name.key);
     if (entry.value) {
-      Db::Bind(*insert, 5, *entry.value);
+      Db::Bind(insert, 5, *entry.value);
     } else {
-      sqlite3_bind_null(*insert, 5);
+      sqlite3_bind_null(insert, 5);
     }
-    SKIFF_RETURN_IF_ERROR(db.Run(*insert));
+    SKIFF_RETURN_IF_ERROR(db.Run(insert));
     // The highest seq is kept apart from the outbox: once the outbox is
     // empty, a reopened device must still never reuse a seq.
-    auto seq = db.Prepare("UPDATE meta SET last_seq = max(last_seq, ?1) WHERE id = 1");
-    if (!seq.ok()) return seq.status();
-    sqlite3_bind_int64(*seq, 1, static_cast<int64_t>(entry.seq));
-    return db.Run(*seq);
+    SKIFF_ASSIGN_OR_RETURN(auto seq,
+                           db.Prepare("UPDATE meta SET last_seq = max(last_seq, ?1) WHERE id = 1"));
+    sqlite3_bind_int64(seq, 1, static_cast<int64_t>(entry.seq));
+    return db.Run(seq);
   });
 }
 
@@ -234,27 +231,27 @@ Status SqliteStorage::ApplyRemote(const std::vector<RowWrite>& rows, const SyncP
   Db& db = *db_;
   return db.Transaction([&]() -> Status {
     for (const RowWrite& w : rows) SKIFF_RETURN_IF_ERROR(db.WriteRow(w.name, w.value));
-    auto meta = db.Prepare(
-        "UPDATE meta SET cursor = ?1, bootstrapped = ?2, after_grp = ?3, after_tbl = ?4, "
-        "after_key = ?5, boot_cursor = ?6 WHERE id = 1");
-    if (!meta.ok()) return meta.status();
-    sqlite3_bind_int64(*meta, 1, static_cast<int64_t>(position.cursor));
-    sqlite3_bind_int64(*meta, 2, position.bootstrapped ? 1 : 0);
+    SKIFF_ASSIGN_OR_RETURN(
+        auto meta,
+        db.Prepare(
+            "UPDATE meta SET cursor = ?1, bootstrapped = ?2, after_grp = ?3, after_tbl = ?4, "
+            "after_key = ?5, boot_cursor = ?6 WHERE id = 1"));
+    sqlite3_bind_int64(meta, 1, static_cast<int64_t>(position.cursor));
+    sqlite3_bind_int64(meta, 2, position.bootstrapped ? 1 : 0);
     if (position.bootstrap_after) {
-      Db::Bind(*meta, 3, position.bootstrap_after->group);
-      Db::Bind(*meta, 4, position.bootstrap_after->table);
-      Db::Bind(*meta, 5, position.bootstrap_after->key);
+      Db::Bind(meta, 3, position.bootstrap_after->group);
+      Db::Bind(meta, 4, position.bootstrap_after->table);
+      Db::Bind(meta, 5, position.bootstrap_after->key);
     }
-    sqlite3_bind_int64(*meta, 6, static_cast<int64_t>(position.bootstrap_cursor));
-    return db.Run(*meta);
+    sqlite3_bind_int64(meta, 6, static_cast<int64_t>(position.bootstrap_cursor));
+    return db.Run(meta);
   });
 }
 
 Status SqliteStorage::Acknowledge(uint64_t last_seq) {
-  auto stmt = db_->Prepare("DELETE FROM outbox WHERE seq <= ?1");
-  if (!stmt.ok()) return stmt.status();
-  sqlite3_bind_int64(*stmt, 1, static_cast<int64_t>(last_seq));
-  return db_->Run(*stmt);
+  SKIFF_ASSIGN_OR_RETURN(auto stmt, db_->Prepare("DELETE FROM outbox WHERE seq <= ?1"));
+  sqlite3_bind_int64(stmt, 1, static_cast<int64_t>(last_seq));
+  return db_->Run(stmt);
 }
 
 }  // namespace skiff::client

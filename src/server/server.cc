@@ -99,10 +99,7 @@ class Server::Impl {
     lo.max_output_bytes = options.max_output_bytes;
     lo.max_in_flight = options.max_in_flight;
     lo.max_buffered_bytes = options.max_buffered_bytes;
-    Result<std::unique_ptr<internal::Listener>> listener =
-        internal::Listener::Start(lo, handler_, clock);
-    if (!listener.ok()) return listener.status();
-    listener_ = std::move(*listener);
+    SKIFF_ASSIGN_OR_RETURN(listener_, internal::Listener::Start(lo, handler_, clock));
     handler_.set_network_stats([this] { return listener_->stats(); });
     return Status::Ok();
   }
@@ -153,9 +150,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, stor
   SKIFF_RETURN_IF_ERROR(ValidateOptions(options));
   // The engine only reads the clock (Now() is const); SyncEngine::Start takes
   // a non-const reference, hence the cast.
-  Result<std::unique_ptr<sync::SyncEngine>> sync = sync::SyncEngine::Start(store, clock);
-  if (!sync.ok()) return sync.status();
-  auto impl = std::make_unique<Impl>(options, store, clock, std::move(*sync));
+  SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<sync::SyncEngine> sync,
+                         sync::SyncEngine::Start(store, clock));
+  auto impl = std::make_unique<Impl>(options, store, clock, std::move(sync));
   SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }

@@ -53,10 +53,9 @@ nlohmann::json PermissionsJson(const Permissions& p) {
 }
 
 Result<nlohmann::json> LoadRecord(store::Store& store, std::string_view name) {
-  Result<std::optional<std::string>> text = store.Get(kUsersTable, name);
-  if (!text.ok()) return text.status();
-  if (!text->has_value()) return BadRequest("no user named '" + std::string(name) + "'");
-  nlohmann::json record = nlohmann::json::parse(**text, nullptr, /*allow_exceptions=*/false);
+  SKIFF_ASSIGN_OR_RETURN(std::optional<std::string> text, store.Get(kUsersTable, name));
+  if (!text.has_value()) return BadRequest("no user named '" + std::string(name) + "'");
+  nlohmann::json record = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!record.is_object()) return Internal("user record of '" + std::string(name) + "' is corrupt");
   return record;
 }
@@ -77,9 +76,8 @@ Result<std::string> CreateUser(store::Store& store, std::string_view name,
                                const Permissions& permissions) {
   SKIFF_RETURN_IF_ERROR(ValidateUserName(name));
   SKIFF_RETURN_IF_ERROR(InitSodium());
-  Result<std::optional<std::string>> existing = store.Get(kUsersTable, name);
-  if (!existing.ok()) return existing.status();
-  if (existing->has_value()) return BadRequest("user '" + std::string(name) + "' already exists");
+  SKIFF_ASSIGN_OR_RETURN(std::optional<std::string> existing, store.Get(kUsersTable, name));
+  if (existing.has_value()) return BadRequest("user '" + std::string(name) + "' already exists");
 
   std::array<unsigned char, kSecretBytes> secret_bytes{};
   std::array<unsigned char, kSaltBytes> salt{};
@@ -97,12 +95,11 @@ Result<std::string> CreateUser(store::Store& store, std::string_view name,
 }
 
 Status SetPermissions(store::Store& store, std::string_view name, const Permissions& permissions) {
-  Result<nlohmann::json> record = LoadRecord(store, name);
-  if (!record.ok()) return record.status();
+  SKIFF_ASSIGN_OR_RETURN(nlohmann::json record, LoadRecord(store, name));
   nlohmann::json p = PermissionsJson(permissions);
-  (*record)["read"] = p["read"];
-  (*record)["write"] = p["write"];
-  return store.Put(kUsersTable, name, record->dump());
+  record["read"] = p["read"];
+  record["write"] = p["write"];
+  return store.Put(kUsersTable, name, record.dump());
 }
 
 Status DeleteUser(store::Store& store, std::string_view name) {
@@ -113,9 +110,8 @@ Status DeleteUser(store::Store& store, std::string_view name) {
 
 Result<Permissions> Authenticate(store::Store& store, std::string_view name,
                                  std::string_view secret) {
-  Result<Account> account = AuthenticateAccount(store, name, secret);
-  if (!account.ok()) return account.status();
-  return std::move(account->permissions);
+  SKIFF_ASSIGN_OR_RETURN(Account account, AuthenticateAccount(store, name, secret));
+  return std::move(account.permissions);
 }
 
 Result<Account> AuthenticateAccount(store::Store& store, std::string_view name,
@@ -123,10 +119,9 @@ Result<Account> AuthenticateAccount(store::Store& store, std::string_view name,
   const Status denied = Unauthorized("unknown user or wrong secret");
   if (!ValidateUserName(name).ok()) return denied;
   SKIFF_RETURN_IF_ERROR(InitSodium());
-  Result<std::optional<std::string>> text = store.Get(kUsersTable, name);
-  if (!text.ok()) return text.status();
-  if (!text->has_value()) return denied;
-  nlohmann::json record = nlohmann::json::parse(**text, nullptr, /*allow_exceptions=*/false);
+  SKIFF_ASSIGN_OR_RETURN(std::optional<std::string> text, store.Get(kUsersTable, name));
+  if (!text.has_value()) return denied;
+  nlohmann::json record = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   auto field = [&](const char* key) -> const nlohmann::json* {
     auto it = record.is_object() ? record.find(key) : record.end();
     return it == record.end() ? nullptr : &*it;
@@ -170,18 +165,16 @@ Result<Account> AuthenticateAccount(store::Store& store, std::string_view name,
 
 Status CreateGroup(store::Store& store, std::string_view group) {
   SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(group));
-  Result<std::optional<std::string>> existing = store.Get(kGroupsTable, group);
-  if (!existing.ok()) return existing.status();
-  if (existing->has_value()) return BadRequest("group '" + std::string(group) + "' already exists");
+  SKIFF_ASSIGN_OR_RETURN(std::optional<std::string> existing, store.Get(kGroupsTable, group));
+  if (existing.has_value()) return BadRequest("group '" + std::string(group) + "' already exists");
   return store.Put(kGroupsTable, group, "{}");
 }
 
 Result<std::vector<std::string>> UserGroups(store::Store& store, std::string_view user) {
-  Result<nlohmann::json> record = LoadRecord(store, user);
-  if (!record.ok()) return record.status();
+  SKIFF_ASSIGN_OR_RETURN(nlohmann::json record, LoadRecord(store, user));
   std::vector<std::string> groups;
-  auto it = record->find("groups");
-  if (it == record->end()) return groups;
+  auto it = record.find("groups");
+  if (it == record.end()) return groups;
   if (!it->is_array()) return Internal("user record of '" + std::string(user) + "' is corrupt");
   for (const nlohmann::json& g : *it) {
     if (!g.is_string()) return Internal("user record of '" + std::string(user) + "' is corrupt");
@@ -192,29 +185,24 @@ Result<std::vector<std::string>> UserGroups(store::Store& store, std::string_vie
 
 Status GrantGroup(store::Store& store, std::string_view user, std::string_view group) {
   SKIFF_RETURN_IF_ERROR(doc::ValidateTableName(group));
-  Result<std::optional<std::string>> exists = store.Get(kGroupsTable, group);
-  if (!exists.ok()) return exists.status();
-  if (!exists->has_value()) return BadRequest("no group named '" + std::string(group) + "'");
-  Result<nlohmann::json> record = LoadRecord(store, user);
-  if (!record.ok()) return record.status();
-  Result<std::vector<std::string>> groups = UserGroups(store, user);
-  if (!groups.ok()) return groups.status();
-  for (const std::string& g : *groups) {
+  SKIFF_ASSIGN_OR_RETURN(std::optional<std::string> exists, store.Get(kGroupsTable, group));
+  if (!exists.has_value()) return BadRequest("no group named '" + std::string(group) + "'");
+  SKIFF_ASSIGN_OR_RETURN(nlohmann::json record, LoadRecord(store, user));
+  SKIFF_ASSIGN_OR_RETURN(std::vector<std::string> groups, UserGroups(store, user));
+  for (const std::string& g : groups) {
     if (g == group) return Status::Ok();
   }
-  groups->emplace_back(group);
-  (*record)["groups"] = *groups;
-  return store.Put(kUsersTable, user, record->dump());
+  groups.emplace_back(group);
+  record["groups"] = groups;
+  return store.Put(kUsersTable, user, record.dump());
 }
 
 Status RevokeGroup(store::Store& store, std::string_view user, std::string_view group) {
-  Result<nlohmann::json> record = LoadRecord(store, user);
-  if (!record.ok()) return record.status();
-  Result<std::vector<std::string>> groups = UserGroups(store, user);
-  if (!groups.ok()) return groups.status();
-  std::erase(*groups, std::string(group));
-  (*record)["groups"] = *groups;
-  return store.Put(kUsersTable, user, record->dump());
+  SKIFF_ASSIGN_OR_RETURN(nlohmann::json record, LoadRecord(store, user));
+  SKIFF_ASSIGN_OR_RETURN(std::vector<std::string> groups, UserGroups(store, user));
+  std::erase(groups, std::string(group));
+  record["groups"] = groups;
+  return store.Put(kUsersTable, user, record.dump());
 }
 
 }  // namespace skiff::server

@@ -710,9 +710,8 @@ class PostgresStore final : public Store {
 
 Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
                                                  const PostgresOptions& options) {
-  Result<internal::PgUrl> parsed = internal::ParsePgUrl(url, options);
-  if (!parsed.ok()) return parsed.status();
-  auto store = std::make_unique<PostgresStore>(parsed->libpq_url, parsed->options);
+  SKIFF_ASSIGN_OR_RETURN(internal::PgUrl parsed, internal::ParsePgUrl(url, options));
+  auto store = std::make_unique<PostgresStore>(parsed.libpq_url, parsed.options);
   SKIFF_RETURN_IF_ERROR(store->Connect());
   return std::unique_ptr<Store>(std::move(store));
 }

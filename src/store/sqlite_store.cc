@@ -286,11 +286,10 @@ class SqliteStore final : public Store {
   // journal_mode answers with the mode in force; anything but "wal" (a
   // read-only or in-memory file) would silently change the durability story.
   Status EnableWal() {
-    Result<std::unique_ptr<SqliteStatement>> st =
-        SqliteStatement::Prepare(db_, "PRAGMA journal_mode=WAL");
-    if (!st.ok()) return st.status();
+    SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStatement> st,
+                           SqliteStatement::Prepare(db_, "PRAGMA journal_mode=WAL"));
     std::string mode;
-    SKIFF_RETURN_IF_ERROR(Query(**st, [&](SqliteStatement& row) { mode = row.ColumnText(0); }));
+    SKIFF_RETURN_IF_ERROR(Query(*st, [&](SqliteStatement& row) { mode = row.ColumnText(0); }));
     if (mode != "wal")
       return Unavailable("SQLite file cannot use WAL (journal_mode is '" + mode + "')");
     return Status::Ok();
@@ -305,9 +304,7 @@ class SqliteStore final : public Store {
 
   Status Prepare() {
     auto make = [&](const char* sql, std::unique_ptr<SqliteStatement>* out) -> Status {
-      Result<std::unique_ptr<SqliteStatement>> st = SqliteStatement::Prepare(db_, sql);
-      if (!st.ok()) return st.status();
-      *out = std::move(*st);
+      SKIFF_ASSIGN_OR_RETURN(*out, SqliteStatement::Prepare(db_, sql));
       return Status::Ok();
     };
     SKIFF_RETURN_IF_ERROR(

@@ -41,15 +41,13 @@ SyncEngine::SyncEngine(store::Store& store, const Clock& clock, SyncOptions opti
 Result<std::unique_ptr<SyncEngine>> SyncEngine::Start(store::Store& store, const Clock& clock,
                                                       SyncOptions options) {
   std::unique_ptr<SyncEngine> engine(new SyncEngine(store, clock, options));
-  Result<uint64_t> last = store.LastSyncId();
-  if (!last.ok()) return last.status();
-  Result<std::map<std::string, uint64_t>> by_group = store.LastSyncIdByGroup();
-  if (!by_group.ok()) return by_group.status();
+  SKIFF_ASSIGN_OR_RETURN(uint64_t last, store.LastSyncId());
+  SKIFF_ASSIGN_OR_RETURN(auto by_group, store.LastSyncIdByGroup());
   {
     // No other thread sees the engine yet; the lock is for the analysis.
     MutexLock lock(&engine->mu_);
-    engine->cursor_ = *last;
-    engine->group_last_ = std::move(*by_group);
+    engine->cursor_ = last;
+    engine->group_last_ = std::move(by_group);
   }
   engine->committer_ = std::thread([e = engine.get()] { e->CommitLoop(); });
   if (options.expiry_thread) engine->expiry_ = std::thread([e = engine.get()] { e->ExpiryLoop(); });
@@ -150,21 +148,19 @@ void SyncEngine::Flush() {
 }
 
 Status SyncEngine::Resync() {
-  Result<uint64_t> last = store_.LastSyncId();
-  if (!last.ok()) return last.status();
-  Result<std::map<std::string, uint64_t>> by_group = store_.LastSyncIdByGroup();
-  if (!by_group.ok()) return by_group.status();
+  SKIFF_ASSIGN_OR_RETURN(uint64_t last, store_.LastSyncId());
+  SKIFF_ASSIGN_OR_RETURN(auto by_group, store_.LastSyncIdByGroup());
   devices_.clear();  // their sequences may or may not have landed: read them again
   std::vector<WaitRegistry::Callback> woken;
   {
     MutexLock lock(&mu_);
     std::vector<std::string> moved;
-    for (const auto& [group, id] : *by_group) {
+    for (const auto& [group, id] : by_group) {
       auto it = group_last_.find(group);
       if (it == group_last_.end() || it->second < id) moved.push_back(group);
     }
-    cursor_ = std::max(cursor_, *last);
-    group_last_ = std::move(*by_group);
+    cursor_ = std::max(cursor_, last);
+    group_last_ = std::move(by_group);
     woken = waits_.TakeWoken(moved);
     counters_.waits_woken += woken.size();
     counters_.waits_held = waits_.size();
@@ -311,20 +307,20 @@ Result<PullReply> SyncEngine::Pull(const Caller& caller, uint64_t since, size_t 
     committed = cursor_;
   }
   if (since > committed) return BadRequest("cursor is ahead of the server: bootstrap again");
-  Result<std::vector<store::Change>> changes = store_.ReadChanges(since, GroupsOf(caller), limit);
-  if (!changes.ok()) return changes.status();
+  SKIFF_ASSIGN_OR_RETURN(std::vector<store::Change> changes,
+                         store_.ReadChanges(since, GroupsOf(caller), limit));
   PullReply reply;
   // Changes committed after `committed` was read wait for the next pull, so
   // the cursor handed out never passes the published one.
   bool cut = false;
-  for (store::Change& c : *changes) {
+  for (store::Change& c : changes) {
     if (c.sync_id > committed) {
       cut = true;
       break;
     }
     reply.changes.push_back(std::move(c));
   }
-  reply.more = cut || changes->size() == limit;
+  reply.more = cut || changes.size() == limit;
   reply.cursor =
       reply.more ? (reply.changes.empty() ? since : reply.changes.back().sync_id) : committed;
   return reply;
@@ -340,10 +336,10 @@ Result<BootstrapReply> SyncEngine::Bootstrap(const Caller& caller,
     MutexLock lock(&mu_);
     reply.cursor = cursor_;  // read before the rows: later changes are pulled again
   }
-  Result<store::SyncRowPage> page = store_.ScanSyncRows(GroupsOf(caller), after, limit);
-  if (!page.ok()) return page.status();
-  reply.rows = std::move(page->rows);
-  reply.next = std::move(page->next);
+  SKIFF_ASSIGN_OR_RETURN(store::SyncRowPage page,
+                         store_.ScanSyncRows(GroupsOf(caller), after, limit));
+  reply.rows = std::move(page.rows);
+  reply.next = std::move(page.next);
   return reply;
 }
 

@@ -1,5 +1,8 @@
 #include "base/status.h"
 
+#include <memory>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace skiff {
@@ -68,6 +71,91 @@ TEST(StatusTest, ReturnIfErrorStopsAtFirstFailure) {
   Status s = FailsSecond(&calls);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_EQ(calls, 2);
+}
+
+// A source of Results that counts how often it is called, so the tests can
+// tell that the macro evaluates its expression once.
+struct Source {
+  int calls = 0;
+  Result<int> Next(Result<int> r) {
+    ++calls;
+    return r;
+  }
+};
+
+Status SumTwo(Source* src, Result<int> a, Result<int> b, int* out) {
+  SKIFF_ASSIGN_OR_RETURN(int first, src->Next(std::move(a)));
+  SKIFF_ASSIGN_OR_RETURN(const int second, src->Next(std::move(b)));  // a second temporary
+  *out = first + second;
+  return Status::Ok();
+}
+
+TEST(AssignOrReturnTest, DeclaresTheValueOnSuccess) {
+  Source src;
+  int out = 0;
+  EXPECT_EQ(SumTwo(&src, 3, 4, &out), Status::Ok());
+  EXPECT_EQ(out, 7);
+  EXPECT_EQ(src.calls, 2);
+}
+
+TEST(AssignOrReturnTest, ReturnsTheErrorUnchanged) {
+  Source src;
+  int out = -1;
+  Status s = SumTwo(&src, 3, Status(StatusCode::kOutcomeUnknown, "lost at COMMIT"), &out);
+  EXPECT_EQ(s, Status(StatusCode::kOutcomeUnknown, "lost at COMMIT"));
+  EXPECT_EQ(out, -1);
+  EXPECT_EQ(src.calls, 2);
+
+  src.calls = 0;
+  s = SumTwo(&src, TooLarge("first"), 4, &out);
+  EXPECT_EQ(s, TooLarge("first"));
+  EXPECT_EQ(src.calls, 1);  // stopped before the second expression
+}
+
+Status AssignExisting(Result<std::string> r, std::string* target) {
+  SKIFF_ASSIGN_OR_RETURN(*target, std::move(r));
+  return Status::Ok();
+}
+
+TEST(AssignOrReturnTest, AssignsAnExistingVariable) {
+  std::string target = "before";
+  EXPECT_EQ(AssignExisting(std::string("after"), &target), Status::Ok());
+  EXPECT_EQ(target, "after");
+  EXPECT_EQ(AssignExisting(BadRequest("no"), &target), BadRequest("no"));
+  EXPECT_EQ(target, "after");
+}
+
+Result<std::unique_ptr<int>> MakeBox(int v) {
+  if (v < 0) return BadRequest("negative");
+  return std::make_unique<int>(v);
+}
+
+Result<std::unique_ptr<int>> DoubledBox(int v) {
+  SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<int> box, MakeBox(v));
+  *box *= 2;
+  return box;
+}
+
+TEST(AssignOrReturnTest, MovesAMoveOnlyValue) {
+  Result<std::unique_ptr<int>> good = DoubledBox(21);
+  ASSERT_TRUE(good.ok());
+  ASSERT_NE(*good, nullptr);
+  EXPECT_EQ(**good, 42);
+}
+
+Result<int> Halved(Result<int> in) {
+  SKIFF_ASSIGN_OR_RETURN(auto v, in);
+  if (v % 2 != 0) return BadRequest("odd");
+  return v / 2;
+}
+
+TEST(AssignOrReturnTest, WorksInAFunctionReturningResult) {
+  Result<int> half = Halved(10);
+  ASSERT_TRUE(half.ok());
+  EXPECT_EQ(*half, 5);
+  EXPECT_EQ(Halved(Unavailable("disk")).status(), Unavailable("disk"));
+  EXPECT_EQ(Halved(3).status(), BadRequest("odd"));
+  EXPECT_EQ(DoubledBox(-1).status(), BadRequest("negative"));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "test/server/server_fixture.h"
+#include "test/status_matchers.h"
 
 namespace skiff::testing {
 namespace {
@@ -43,7 +44,7 @@ class ClientTest : public ServerFixture {};
 
 TEST_F(ClientTest, ErrorsCarryTheWireCodeAndMessage) {
   auto bob = server::CreateUser(*store_, "bob", server::Permissions({"b"}, {"b"}));
-  ASSERT_TRUE(bob.ok());
+  ASSERT_OK(bob);
   client::Client& c = Connect(ClientOptionsFor("bob", *bob));
   Status s = c.Set("other", "k", 1);
   EXPECT_EQ(s.code(), StatusCode::kForbidden);
@@ -66,7 +67,7 @@ TEST_F(ClientTest, CallbacksAndFuturesBothDeliver) {
 TEST_F(ClientTest, ACallersIdDoesNotConfuseReplies) {
   client::Client& c = Alice();
   auto reply = c.CallSync({{"id", 999}, {"op", "echo"}, {"data", 5}});
-  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_OK(reply);
   EXPECT_EQ((*reply)["data"], 5);
 }
 
@@ -74,9 +75,9 @@ TEST_F(ClientTest, PoolOpensEveryConnection) {
   client::Client& c = Alice(4, 8);
   std::vector<std::future<client::Reply>> replies;
   for (int i = 0; i < 100; ++i) replies.push_back(c.Call({{"op", "ping"}}));
-  for (auto& r : replies) EXPECT_TRUE(r.get().ok());
+  for (auto& r : replies) EXPECT_OK(r.get());
   auto stats = c.Stats();
-  ASSERT_TRUE(stats.ok());
+  ASSERT_OK(stats);
   EXPECT_EQ((*stats)["connections"], 4);
   EXPECT_EQ((*stats)["sessions"], 4);
 }
@@ -132,11 +133,11 @@ TEST_F(GatedClientTest, WritesPastTheInFlightLimitWaitInsteadOfBeingRefused) {
   // until one is answered, so the third waits instead of being refused.
   // Other connections are served meanwhile.
   client::Client& other = Alice(1, 8);
-  EXPECT_TRUE(other.Ping().ok());
+  EXPECT_OK(other.Ping());
   gate_->Set(true);
   for (auto& w : writes) {
     client::Reply r = w.get();
-    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_OK(r);
   }
   EXPECT_EQ(**c.Get("t", "k"), 2);
 }
@@ -156,9 +157,10 @@ TEST_F(GatedClientTest, StopDrainsWritesInFlight) {
   gate_->Set(true);
   stopper.join();
   client::Reply reply = write.get();
-  EXPECT_TRUE(reply.ok()) << reply.status();
+  EXPECT_OK(reply);
   auto stored = store_->Get("t", "drained");
-  ASSERT_TRUE(stored.ok() && stored->has_value());
+  ASSERT_OK(stored);
+  ASSERT_TRUE(stored->has_value());
   StartServer();
 }
 
@@ -167,13 +169,13 @@ TEST_F(ClientTest, ReconnectsAfterTheServerComesBack) {
   o.connections = 2;
   o.request_timeout = std::chrono::milliseconds(500);
   client::Client& c = Connect(o);
-  ASSERT_TRUE(c.Set("t", "k", "before").ok());
+  ASSERT_OK(c.Set("t", "k", "before"));
   uint16_t port = server_->port();
   StopServer();
   EXPECT_EQ(c.Ping().code(), StatusCode::kUnavailable);
   options_.port = port;
   auto server = server::Server::Start(options_, *store_, clock_);
-  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_OK(server);
   server_ = std::move(*server);
   // Reconnection is asynchronous: allow it a bounded number of tries.
   Status last;

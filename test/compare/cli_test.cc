@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "test/status_matchers.h"
+
 namespace skiff::compare {
 namespace {
 
@@ -28,7 +30,7 @@ Outcome Invoke(std::vector<std::string> args) {
 
 TEST(CliOptionsTest, Defaults) {
   auto o = ParseCliOptions({"a.json", "b.json"});
-  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_OK(o);
   EXPECT_EQ(o->base_path, "a.json");
   EXPECT_EQ(o->head_path, "b.json");
   EXPECT_EQ(o->format, Format::kTable);
@@ -42,7 +44,7 @@ TEST(CliOptionsTest, Defaults) {
 TEST(CliOptionsTest, BothFlagSpellings) {
   auto o = ParseCliOptions({"--threshold=10", "--alpha", "0.01", "--format", "json", "--max-cv=20",
                             "--min-repetitions", "5", "--cpu-time", "--fail-on-slower", "a", "b"});
-  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_OK(o);
   EXPECT_DOUBLE_EQ(o->settings.threshold_pct, 10);
   EXPECT_DOUBLE_EQ(o->settings.alpha, 0.01);
   EXPECT_DOUBLE_EQ(o->settings.MaxCvPct(), 20);
@@ -52,7 +54,7 @@ TEST(CliOptionsTest, BothFlagSpellings) {
   EXPECT_EQ(o->format, Format::kJson);
   // --max-cv follows --threshold unless given.
   auto t = ParseCliOptions({"--threshold", "8", "a", "b"});
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   EXPECT_DOUBLE_EQ(t->settings.MaxCvPct(), 8);
 }
 

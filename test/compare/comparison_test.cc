@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/run.h"
+#include "test/status_matchers.h"
 
 namespace skiff::compare {
 namespace {
@@ -144,7 +145,7 @@ Run MakeRun(double time, double counter, bool errored, const std::string& extra_
                      R"("benchmarks":[)" +
                      rows + "]}";
   auto run = ParseRun(text, "test");
-  EXPECT_TRUE(run.ok()) << run.status();
+  EXPECT_OK(run);
   return run.ok() ? *run : Run{};
 }
 

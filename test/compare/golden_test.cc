@@ -11,6 +11,7 @@
 #include "compare/merge.h"
 #include "compare/report.h"
 #include "compare/run.h"
+#include "test/status_matchers.h"
 
 namespace skiff::compare {
 namespace {
@@ -21,7 +22,7 @@ std::string Golden(const std::string& name) {
 
 Run Load(const std::string& name) {
   auto run = LoadRun(Golden(name));
-  EXPECT_TRUE(run.ok()) << run.status();
+  EXPECT_OK(run);
   return run.ok() ? *run : Run{};
 }
 
@@ -299,7 +300,7 @@ TEST(GoldenTest, RepetitionHintCanReachAVerdict) {
 // store replaced by "*"; their counters differ by nature and fail nothing.
 TEST(GoldenTest, TwoStoresWithinOneRun) {
   auto sides = SplitRun(Load("hand_two_stores.json"), "sqlite", "postgres");
-  ASSERT_TRUE(sides.ok()) << sides.status();
+  ASSERT_OK(sides);
   Settings within;
   within.within_run = true;
   Comparison c = Compare(sides->first, sides->second, within);
@@ -349,7 +350,7 @@ TEST(ParseRunTest, HostileInputsFailCleanly) {
   EXPECT_FALSE(ParseRun(R"({"benchmarks":[{"name":"x","deep":)" + deep + "}]}", "x").ok());
   EXPECT_FALSE(MergeRuns({{"a", R"({"benchmarks":[{"name":"x","deep":)" + deep + "}]}"}}).ok());
   auto empty = ParseRun(R"({"benchmarks":[]})", "x");
-  ASSERT_TRUE(empty.ok());
+  ASSERT_OK(empty);
   EXPECT_TRUE(empty->benchmarks.empty());
 }
 

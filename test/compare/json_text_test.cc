@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/run.h"
+#include "test/status_matchers.h"
 
 namespace skiff::compare {
 namespace {
@@ -22,7 +23,7 @@ TEST(NullNonFiniteNumbersTest, RealOutputWithNaNParses) {
   // store_bench (Google Benchmark 1.7.1) prints "cv" of an all-zero counter
   // as NaN; the run must still be readable.
   auto run = LoadRun(std::string(SKIFF_COMPARE_GOLDEN_DIR) + "/real_store_bench_nan.json");
-  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_OK(run);
   const BenchmarkResult* b = run->Find("BM_WriteOne/memory/real_time");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->real_ns.size(), 5u);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/run.h"
+#include "test/status_matchers.h"
 
 namespace skiff::compare {
 namespace {
@@ -49,7 +50,7 @@ TEST(MergeTest, JoinsRepetitionsAcrossRounds) {
   auto merged = MergeRuns({{"r1", Round(10, R"({"det":"deterministic"})")},
                            {"r2", Round(20, R"({"other":"info"})")},
                            {"r3", Round(30, R"({"det":"info"})")}});
-  ASSERT_TRUE(merged.ok()) << merged.status();
+  ASSERT_OK(merged);
   json doc = json::parse(*merged);
   EXPECT_EQ(doc["context"]["skiff_merged_inputs"], 3);
   EXPECT_EQ(doc["context"]["executable"], "x_bench");
@@ -68,7 +69,7 @@ TEST(MergeTest, JoinsRepetitionsAcrossRounds) {
   EXPECT_EQ(b_rows, 6);
 
   auto run = ParseRun(*merged, "merged");
-  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_OK(run);
   const BenchmarkResult* b = run->Find("B");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->real_ns, (std::vector<double>{10, 11, 20, 21, 30, 31}));

@@ -7,6 +7,8 @@
 
 #include "doc/names.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::support {
 namespace {
 
@@ -118,7 +120,7 @@ TEST(DocGeneratorTest, LargeGuildAndRowSizes) {
 TEST(DocGeneratorTest, RandomValuesRespectTheDepth) {
   DocGenerator gen(6);
   for (int i = 0; i < 500; ++i) {
-    EXPECT_TRUE(doc::CheckDepth(gen.Random(5), 5).ok());
+    EXPECT_OK(doc::CheckDepth(gen.Random(5), 5));
   }
 }
 

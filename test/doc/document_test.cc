@@ -4,12 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "test/status_matchers.h"
+
 namespace skiff::doc {
 namespace {
 
 TEST(ParseTest, ParsesEveryKindOfValue) {
   Result<Value> v = Parse(R"({"a":[1,-2,3.5,"x",true,false,null,{}],"b":{"c":[]}})");
-  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_OK(v);
   EXPECT_EQ((*v)["a"][0], 1);
   EXPECT_EQ((*v)["a"][1], -2);
   EXPECT_EQ((*v)["a"][2], 3.5);
@@ -18,13 +20,13 @@ TEST(ParseTest, ParsesEveryKindOfValue) {
   EXPECT_TRUE((*v)["b"]["c"].is_array());
 
   for (const char* scalar : {"0", "\"\"", "null", "true", " 17 ", "-1e300"}) {
-    EXPECT_TRUE(Parse(scalar).ok()) << scalar;
+    EXPECT_OK(Parse(scalar)) << scalar;
   }
 }
 
 TEST(ParseTest, KeepsUnicode) {
   Result<Value> v = Parse(R"({"name":"Drä 東京 🎮","esc":"\u00e9\ud83c\udfae"})");
-  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_OK(v);
   EXPECT_EQ((*v)["name"], "Drä 東京 🎮");
   EXPECT_EQ((*v)["esc"], "é🎮");
 }
@@ -57,7 +59,7 @@ TEST(ParseTest, NumberTooLargeForADoubleIsBadRequest) {
   EXPECT_EQ(v.status().code(), StatusCode::kBadRequest);
   EXPECT_EQ(v.status().message(), "invalid JSON: number overflow parsing '1e400'");
   // Integers past uint64 are kept, as doubles.
-  EXPECT_TRUE(Parse("99999999999999999999999").ok());
+  EXPECT_OK(Parse("99999999999999999999999"));
 }
 
 TEST(ParseTest, InvalidUtf8IsBadRequest) {
@@ -77,12 +79,12 @@ TEST(ParseTest, InvalidUtf8IsBadRequest) {
 TEST(ParseTest, DepthLimitCountsContainers) {
   Limits limits;
   limits.max_depth = 3;
-  EXPECT_TRUE(Parse("[[[1]]]", limits).ok());
-  EXPECT_TRUE(Parse(R"({"a":{"b":[]}})", limits).ok());
+  EXPECT_OK(Parse("[[[1]]]", limits));
+  EXPECT_OK(Parse(R"({"a":{"b":[]}})", limits));
   EXPECT_EQ(Parse("[[[[1]]]]", limits).status().code(), StatusCode::kTooLarge);
   EXPECT_EQ(Parse(R"({"a":{"b":[{}]}})", limits).status().code(), StatusCode::kTooLarge);
   // Brackets inside strings, escaped quotes included, are not nesting.
-  EXPECT_TRUE(Parse(R"(["[[[[[", "\"[[[[{{{{", {"k[[[[":"}}"}])", limits).ok());
+  EXPECT_OK(Parse(R"(["[[[[[", "\"[[[[{{{{", {"k[[[[":"}}"}])", limits));
 }
 
 TEST(ParseTest, MillionDeepArrayIsRefusedWithoutRecursion) {
@@ -101,7 +103,7 @@ TEST(ParseTest, MillionDeepArrayIsRefusedWithoutRecursion) {
 TEST(ParseTest, SizeLimitIsTooLarge) {
   Limits limits;
   limits.max_document_bytes = 10;
-  EXPECT_TRUE(Parse(R"({"a":"12"})", limits).ok());  // exactly 10 bytes
+  EXPECT_OK(Parse(R"({"a":"12"})", limits));  // exactly 10 bytes
   Result<Value> v = Parse(R"({"a":"123"})", limits);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kTooLarge);
@@ -110,7 +112,7 @@ TEST(ParseTest, SizeLimitIsTooLarge) {
 TEST(DumpTest, IsCompactAndRoundTrips) {
   const std::string text = R"({"a":[1,-2,3.5,"x\n\"y",true,null],"b":{},"é":"🎮"})";
   Result<Value> v = Parse(text);
-  ASSERT_TRUE(v.ok());
+  ASSERT_OK(v);
   EXPECT_EQ(Dump(*v), text);
 }
 
@@ -120,11 +122,11 @@ TEST(DumpTest, ReplacesInvalidUtf8InsteadOfThrowing) {
 }
 
 TEST(CheckDepthTest, CountsNestedContainers) {
-  EXPECT_TRUE(CheckDepth(Value(1), 0).ok());
+  EXPECT_OK(CheckDepth(Value(1), 0));
   EXPECT_FALSE(CheckDepth(Value::array(), 0).ok());
-  EXPECT_TRUE(CheckDepth(Value::array(), 1).ok());
+  EXPECT_OK(CheckDepth(Value::array(), 1));
   Value v = Value::parse(R"({"a":[1,{"b":[]}],"c":2})");
-  EXPECT_TRUE(CheckDepth(v, 4).ok());
+  EXPECT_OK(CheckDepth(v, 4));
   EXPECT_EQ(CheckDepth(v, 3).code(), StatusCode::kTooLarge);
 }
 
@@ -136,7 +138,7 @@ TEST(CheckDepthTest, HandlesValuesBuiltDeeperThanAnyParser) {
     v = std::move(wrapper);
   }
   EXPECT_EQ(CheckDepth(v, 64).code(), StatusCode::kTooLarge);
-  EXPECT_TRUE(CheckDepth(v, 100'000).ok());
+  EXPECT_OK(CheckDepth(v, 100'000));
 }
 
 }  // namespace

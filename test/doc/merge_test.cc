@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test/status_matchers.h"
+
 namespace skiff::doc {
 namespace {
 
@@ -14,7 +16,7 @@ Value J(const char* text) { return Value::parse(text); }
 Value Merged(const char* target, const char* patch) {
   Value doc = J(target);
   Status s = MergePatch(doc, J(patch));
-  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_OK(s);
   return doc;
 }
 
@@ -66,7 +68,7 @@ TEST(MergePatchTest, TooDeepResultIsRefusedAndDocUnchanged) {
   EXPECT_EQ(doc, before);
 
   // Exactly at the limit is fine.
-  EXPECT_TRUE(MergePatch(doc, J(R"({"a":{"b":{"c":[]}}})"), 4).ok());
+  EXPECT_OK(MergePatch(doc, J(R"({"a":{"b":{"c":[]}}})"), 4));
   EXPECT_EQ(doc, J(R"({"keep":1,"a":{"b":{"c":[]}}})"));
 }
 

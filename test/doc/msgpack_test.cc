@@ -9,6 +9,8 @@
 
 #include "support/doc_generator.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::doc::internal {
 namespace {
 
@@ -78,7 +80,7 @@ TEST(MsgpackTest, DecodesWhatNlohmannWrites) {
   for (int i = 0; i < 300; ++i) {
     const Value v = i % 3 == 0 ? gen.Guild() : gen.Random(8);
     Result<Value> back = DecodeMsgpack(Nlohmann(v));
-    ASSERT_TRUE(back.ok()) << back.status();
+    ASSERT_OK(back);
     ASSERT_EQ(*back, v);
   }
 }
@@ -87,7 +89,7 @@ TEST(MsgpackTest, KeepsBinaryAndItsSubtype) {
   for (const Value& v : {Value::binary({}), Value::binary({9}, 3), Value::binary({1, 2, 3}, 255),
                          Value::binary(std::vector<uint8_t>(300, 7))}) {
     Result<Value> back = DecodeMsgpack(Encode(v));
-    ASSERT_TRUE(back.ok()) << back.status();
+    ASSERT_OK(back);
     EXPECT_EQ(*back, v);
   }
 }
@@ -119,7 +121,7 @@ TEST(MsgpackTest, RefusesNestingPastTheLimitWithoutOverflowingTheStack) {
 
   std::string at_limit(kMaxPackedDepth, '\x91');
   at_limit.back() = '\x90';
-  EXPECT_TRUE(DecodeMsgpack(at_limit).ok());
+  EXPECT_OK(DecodeMsgpack(at_limit));
   std::string past_limit(kMaxPackedDepth + 1, '\x91');
   past_limit.back() = '\x90';
   EXPECT_FALSE(DecodeMsgpack(past_limit).ok());

@@ -4,13 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include "test/status_matchers.h"
+
 namespace skiff::doc {
 namespace {
 
 TEST(TableNameTest, AcceptsTheAllowedAlphabet) {
-  EXPECT_TRUE(ValidateTableName("a").ok());
-  EXPECT_TRUE(ValidateTableName("Guilds_2024-eu").ok());
-  EXPECT_TRUE(ValidateTableName(std::string(64, 'x')).ok());
+  EXPECT_OK(ValidateTableName("a"));
+  EXPECT_OK(ValidateTableName("Guilds_2024-eu"));
+  EXPECT_OK(ValidateTableName(std::string(64, 'x')));
 }
 
 TEST(TableNameTest, RejectsEmptyLongAndForeignCharacters) {
@@ -24,9 +26,9 @@ TEST(TableNameTest, RejectsEmptyLongAndForeignCharacters) {
 }
 
 TEST(KeyTest, AcceptsUtf8UpToOneKibibyte) {
-  EXPECT_TRUE(ValidateKey("k").ok());
-  EXPECT_TRUE(ValidateKey("guild:東京/🎮 with spaces").ok());
-  EXPECT_TRUE(ValidateKey(std::string(kMaxKeyBytes, 'k')).ok());
+  EXPECT_OK(ValidateKey("k"));
+  EXPECT_OK(ValidateKey("guild:東京/🎮 with spaces"));
+  EXPECT_OK(ValidateKey(std::string(kMaxKeyBytes, 'k')));
 }
 
 TEST(KeyTest, RejectsEmptyTooLongAndInvalidUtf8) {

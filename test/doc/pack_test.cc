@@ -8,13 +8,15 @@
 
 #include "support/doc_generator.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::doc {
 namespace {
 
 void ExpectRoundTrip(const Value& v) {
   const std::string packed = Pack(v);
   Result<Value> back = Unpack(packed);
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(*back, v) << Dump(v);
   ASSERT_EQ(Dump(*back), Dump(v));
 }
@@ -115,7 +117,7 @@ TEST(PackTest, UnpackSurvivesArbitraryBytes) {
       EXPECT_EQ(r.status().code(), StatusCode::kInternal);
     } else {
       Result<Value> again = Unpack(Pack(*r));
-      ASSERT_TRUE(again.ok());
+      ASSERT_OK(again);
     }
   }
   EXPECT_GT(errors, 10000);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test/status_matchers.h"
+
 namespace skiff::doc {
 namespace {
 
@@ -14,45 +16,45 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 TEST(AddAtPathTest, CreatesMissingObjectsAndStartsFromZero) {
   Value doc;  // null: becomes an object
   Result<Value> r = AddAtPath(doc, {"stats", "daily", "logins"}, 5);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_OK(r);
   EXPECT_EQ(*r, 5);
   EXPECT_EQ(doc, Value::parse(R"({"stats":{"daily":{"logins":5}}})"));
 
   r = AddAtPath(doc, {"stats", "daily", "logins"}, -7);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_EQ(*r, -2);
   r = AddAtPath(doc, {"stats", "weekly"}, 1);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_EQ(doc, Value::parse(R"({"stats":{"daily":{"logins":-2},"weekly":1}})"));
 }
 
 TEST(AddAtPathTest, KeepsSiblingsUntouched) {
   Value doc = Value::parse(R"({"a":{"x":"keep","n":1},"b":[1,2]})");
-  ASSERT_TRUE(AddAtPath(doc, {"a", "n"}, 2).ok());
+  ASSERT_OK(AddAtPath(doc, {"a", "n"}, 2));
   EXPECT_EQ(doc, Value::parse(R"({"a":{"x":"keep","n":3},"b":[1,2]})"));
 }
 
 TEST(AddAtPathTest, EmptyPathAddsToTheDocumentItself) {
   Value doc = 40;
   Result<Value> r = AddAtPath(doc, {}, 2);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_EQ(doc, 42);
   Value null_doc;
-  ASSERT_TRUE(AddAtPath(null_doc, {}, 3).ok());
+  ASSERT_OK(AddAtPath(null_doc, {}, 3));
   EXPECT_EQ(null_doc, 3);
 }
 
 TEST(AddAtPathTest, NullMembersCountAsMissing) {
   Value doc = Value::parse(R"({"a":null,"b":{"c":null}})");
-  ASSERT_TRUE(AddAtPath(doc, {"a", "x"}, 1).ok());
-  ASSERT_TRUE(AddAtPath(doc, {"b", "c"}, 2).ok());
+  ASSERT_OK(AddAtPath(doc, {"a", "x"}, 1));
+  ASSERT_OK(AddAtPath(doc, {"b", "c"}, 2));
   EXPECT_EQ(doc, Value::parse(R"({"a":{"x":1},"b":{"c":2}})"));
 }
 
 TEST(AddAtPathTest, IntegersStayExact) {
   Value doc = {{"n", kMax - 10}};
   Result<Value> r = AddAtPath(doc, {"n"}, 10);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_TRUE(r->is_number_integer());
   EXPECT_FALSE(r->is_number_float());
   EXPECT_EQ(r->get<int64_t>(), kMax);  // a double would have rounded this
@@ -62,7 +64,7 @@ TEST(AddAtPathTest, IntegersStayExact) {
   // as integers.
   Value parsed = Value::parse(R"({"n":9007199254740993})");
   r = AddAtPath(parsed, {"n"}, 1);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_EQ(r->get<int64_t>(), 9007199254740994);
   EXPECT_EQ(Dump(parsed), R"({"n":9007199254740994})");
 }
@@ -77,7 +79,7 @@ TEST(AddAtPathTest, Int64OverflowIsTooLargeAndLeavesDocAlone) {
 
   Value low = {{"n", kMin}};
   EXPECT_EQ(AddAtPath(low, {"n"}, -1).status().code(), StatusCode::kTooLarge);
-  EXPECT_TRUE(AddAtPath(low, {"n"}, kMax).ok());
+  EXPECT_OK(AddAtPath(low, {"n"}, kMax));
   EXPECT_EQ(low["n"], -1);
 
   // A delta above INT64_MAX cannot be an exact counter step.
@@ -104,7 +106,7 @@ TEST(AddAtPathTest, AnIntegerDeltaPast64BitsNeverTurnsTheCounterIntoADouble) {
   // A delta written with a zero fraction is still an integer step.
   Value doc = {{"n", kMax - 3}};
   Result<Value> r = AddAtPath(doc, {"n"}, Value::parse("3.0"));
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_TRUE(r->is_number_integer());
   EXPECT_EQ(r->get<int64_t>(), kMax);
 }
@@ -112,11 +114,11 @@ TEST(AddAtPathTest, AnIntegerDeltaPast64BitsNeverTurnsTheCounterIntoADouble) {
 TEST(AddAtPathTest, FractionalOperandMakesADouble) {
   Value doc = {{"n", 1}};
   Result<Value> r = AddAtPath(doc, {"n"}, 0.5);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_TRUE(r->is_number_float());
   EXPECT_DOUBLE_EQ(r->get<double>(), 1.5);
   r = AddAtPath(doc, {"n"}, 2);
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   EXPECT_TRUE(r->is_number_float());
   EXPECT_DOUBLE_EQ(doc["n"].get<double>(), 3.5);
 

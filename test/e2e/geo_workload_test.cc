@@ -12,6 +12,8 @@
 #include "server/internal/geo_index.h"
 #include "support/geo/geo_oracle.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::bench::geo {
 namespace {
 
@@ -85,8 +87,7 @@ TEST(GeoOracleTest, DistanceIsHaversineOnTheMeanRadius) {
 TEST(GeoOracleTest, AgreesWithTheIndexOnThePinnedWorkload) {
   const GeoWorkload w(20'000, 30);
   server::internal::GeoIndex index;
-  for (const GeoPoint& p : w.points())
-    ASSERT_TRUE(index.Upsert(std::to_string(p.id), p.lat, p.lon).ok());
+  for (const GeoPoint& p : w.points()) ASSERT_OK(index.Upsert(std::to_string(p.id), p.lat, p.lon));
   std::vector<server::internal::GeoHit> hits;
   for (size_t i = 0; i < w.query_count(); ++i) {
     for (bool box : {true, false}) {
@@ -99,7 +100,7 @@ TEST(GeoOracleTest, AgreesWithTheIndexOnThePinnedWorkload) {
         iq.box_w_m = q.box_m;
         iq.box_h_m = q.box_m;
       }
-      ASSERT_TRUE(index.Nearest(iq, &hits).ok());
+      ASSERT_OK(index.Nearest(iq, &hits));
       const std::vector<GeoHit> truth = BruteForceNearest(w.points(), q, box);
       ASSERT_EQ(hits.size(), truth.size()) << "query " << i << " box " << box;
       std::vector<GeoHit> got;

@@ -8,6 +8,7 @@
 
 #include "test/server/raw_socket.h"
 #include "test/server/server_fixture.h"
+#include "test/status_matchers.h"
 
 namespace skiff::testing {
 namespace {
@@ -104,9 +105,9 @@ class BadInputTest : public ServerFixture {
     StartServer();
     Result<std::string> bob =
         server::CreateUser(*store_, "bob", server::Permissions({"bobs"}, {"bobs"}));
-    ASSERT_TRUE(bob.ok());
+    ASSERT_OK(bob);
     bob_secret_ = *bob;
-    ASSERT_TRUE(Alice().Set("t", "seed", {{"n", 1}, {"s", "x"}}).ok());
+    ASSERT_OK(Alice().Set("t", "seed", {{"n", 1}, {"s", "x"}}));
   }
 
   std::string bob_secret_;
@@ -155,12 +156,13 @@ TEST_F(BadInputTest, EveryBadRequestGetsTheRightError) {
   }
   // Nothing stored changed, and the server still serves new connections.
   auto seed = store_->Get("t", "seed");
-  ASSERT_TRUE(seed.ok() && seed->has_value());
+  ASSERT_OK(seed);
+  ASSERT_TRUE(seed->has_value());
   EXPECT_EQ(Value::parse(**seed), (Value{{"n", 1}, {"s", "x"}}));
   auto page = store_->Scan("t", "", 100);
-  ASSERT_TRUE(page.ok());
+  ASSERT_OK(page);
   EXPECT_EQ(page->items.size(), 1u);
-  EXPECT_TRUE(Alice().Ping().ok());
+  EXPECT_OK(Alice().Ping());
 }
 
 // Mangled versions of valid requests (bytes flipped, cut short, spliced),
@@ -217,7 +219,7 @@ TEST_F(BadInputTest, MangledFramesEachGetOneReply) {
 
 TEST_F(BadInputTest, PermissionsConfineAUserToTheirTables) {
   client::Client& bob = Connect(ClientOptionsFor("bob", bob_secret_));
-  EXPECT_TRUE(bob.Set("bobs", "k", 1).ok());
+  EXPECT_OK(bob.Set("bobs", "k", 1));
   EXPECT_EQ(**bob.Get("bobs", "k"), 1);
   EXPECT_EQ(bob.Get("t", "seed").status().code(), StatusCode::kForbidden);
   EXPECT_EQ(bob.All("t").status().code(), StatusCode::kForbidden);

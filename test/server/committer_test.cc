@@ -13,6 +13,8 @@
 
 #include "store/store.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::server::internal {
 namespace {
 
@@ -73,12 +75,12 @@ TEST_F(CommitterTest, WritesQueuedDuringACommitShareTheNext) {
   for (int i = 0; i < 50; ++i) write("k" + std::to_string(i % 5), std::to_string(i));
   write("first", std::nullopt);
   store_.Hold(false);
-  for (auto& f : done) EXPECT_TRUE(f.get().ok());
+  for (auto& f : done) EXPECT_OK(f.get());
   // The first write may have gone alone; the 51 behind it went together.
   EXPECT_LE(store_.writes(), 2);
   EXPECT_FALSE(memory_->Get("t", "first")->has_value());
   EXPECT_EQ(**memory_->Get("t", "k4"), "49");  // the last write of a key wins
-  EXPECT_TRUE(committer.Flush().ok());
+  EXPECT_OK(committer.Flush());
   EXPECT_EQ(committer.counters().writes, 52u);
 }
 
@@ -92,7 +94,7 @@ TEST_F(CommitterTest, OnlyTheSameTableAndKeyAreOneDocument) {
   committer.Write("a", "bc", "4", nullptr);
   committer.Write("a", "k", "5", nullptr);
   store_.Hold(false);
-  ASSERT_TRUE(committer.Flush().ok());
+  ASSERT_OK(committer.Flush());
   EXPECT_EQ(**memory_->Get("a", "k"), "5");
   EXPECT_EQ(**memory_->Get("b", "k"), "2");
   EXPECT_EQ(**memory_->Get("ab", "c"), "3");
@@ -130,7 +132,7 @@ TEST_F(CommitterTest, MemoryModeRetriesAFailedFlush) {
     s = committer.Flush();
     if (s.ok()) break;
   }
-  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_OK(s);
   EXPECT_EQ(**memory_->Get("t", "a"), "1");
   EXPECT_EQ(**memory_->Get("t", "b"), "2");
   EXPECT_EQ(done.load(), 1);  // told once, after the write finally landed
@@ -139,13 +141,11 @@ TEST_F(CommitterTest, MemoryModeRetriesAFailedFlush) {
 // A WriteLatest write stores what the document holds when it is written,
 // not when it was queued; absent documents are deleted, unknown ones skipped.
 TEST_F(CommitterTest, WriteLatestStoresTheStateAtCommitTime) {
-  ASSERT_TRUE(memory_
-                  ->Write([] {
-                    store::WriteBatch b;
-                    b.Put("t", "gone", "0");
-                    return b;
-                  }())
-                  .ok());
+  ASSERT_OK(memory_->Write([] {
+    store::WriteBatch b;
+    b.Put("t", "gone", "0");
+    return b;
+  }()));
   Committer committer(store_, Durability::kMemory, std::chrono::hours(1));
   std::mutex mu;
   std::string counter = "1";  // guarded by mu
@@ -175,7 +175,7 @@ TEST_F(CommitterTest, WriteLatestStoresTheStateAtCommitTime) {
     std::lock_guard<std::mutex> lock(mu);
     counter = "2";  // changed after queueing: still carried by `first`
   }
-  ASSERT_TRUE(committer.Flush().ok());
+  ASSERT_OK(committer.Flush());
   EXPECT_GE(committer.taken(), first);
   EXPECT_GE(committer.written(), first + 3);
   EXPECT_EQ(**memory_->Get("t", "counter"), "2");

@@ -18,6 +18,8 @@
 #include "support/temp_dir.h"
 #include "support/ws_fleet.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::testing {
 namespace {
 
@@ -31,9 +33,9 @@ class ConnectionsScaleTest : public ::testing::Test {
   void SetUp() override {
     const std::string url = "sqlite:" + dir_.File("scale.db");
     auto store = store::OpenStore(url);
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_OK(store);
     auto secret = server::CreateUser(**store, "alice", server::Permissions({"*"}, {"*"}));
-    ASSERT_TRUE(secret.ok()) << secret.status();
+    ASSERT_OK(secret);
     secret_ = *secret;
     url_ = url;
   }
@@ -41,7 +43,7 @@ class ConnectionsScaleTest : public ::testing::Test {
   void StartSkiffd(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> flags = {"--store", url_};
     flags.insert(flags.end(), extra.begin(), extra.end());
-    ASSERT_TRUE(skiffd_.Start(SKIFFD_PATH, flags).ok());
+    ASSERT_OK(skiffd_.Start(SKIFFD_PATH, flags));
   }
 
   std::string Login(uint64_t id) const {
@@ -81,7 +83,7 @@ TEST_F(ConnectionsScaleTest, TenThousandConnectionsAreAcceptedAndServed) {
   EXPECT_EQ(fleet.lost(), 0u);
   EXPECT_EQ(fleet.open(), kConnections);
   fleet.CloseAll(std::chrono::milliseconds(30000));
-  EXPECT_TRUE(skiffd_.Stop().ok());
+  EXPECT_OK(skiffd_.Stop());
 }
 
 TEST_F(ConnectionsScaleTest, RunningOutOfDescriptorsRefusesInWordsAndRecovers) {
@@ -132,7 +134,7 @@ TEST_F(ConnectionsScaleTest, RunningOutOfDescriptorsRefusesInWordsAndRecovers) {
   }
   EXPECT_TRUE(reopened);
   observer.CloseAll(std::chrono::milliseconds(30000));
-  EXPECT_TRUE(skiffd_.Stop().ok());
+  EXPECT_OK(skiffd_.Stop());
 }
 
 }  // namespace

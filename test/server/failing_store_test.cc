@@ -19,6 +19,7 @@
 
 #include "test/server/server_fixture.h"
 #include "test/server/ws_peer.h"
+#include "test/status_matchers.h"
 
 namespace skiff::testing {
 namespace {
@@ -143,13 +144,11 @@ TEST_F(FailingStoreTest, AHangingStoreReadDoesNotStopTheServer) {
 
 TEST_F(FailingStoreTest, RequestsAfterOneWaitingForTheStoreKeepTheirOrder) {
   Start();
-  ASSERT_TRUE(store_
-                  ->Write([] {
-                    store::WriteBatch b;
-                    b.Put("t", "cold", "{\"n\":1}");
-                    return b;
-                  }())
-                  .ok());
+  ASSERT_OK(store_->Write([] {
+    store::WriteBatch b;
+    b.Put("t", "cold", "{\"n\":1}");
+    return b;
+  }()));
   auto p = LoggedIn();
   faulty_->SetReads(FaultyStore::Mode::kHang);
   // The add must read the document from the store first; the get after it
@@ -217,7 +216,7 @@ TEST_F(FailingStoreTest, MemoryDurabilityRefusesWritesPastItsBacklogAndLosesNone
   int stored = 0;
   for (int i = 0; i < 200; ++i) {
     auto v = store_->Get("t", "k" + std::to_string(i));
-    ASSERT_TRUE(v.ok());
+    ASSERT_OK(v);
     if (v->has_value()) ++stored;
   }
   EXPECT_EQ(stored, acknowledged);
@@ -243,7 +242,7 @@ TEST_F(FailingStoreTest, AStopThatCannotWriteNamesWhatWasLost) {
 TEST_F(FailingStoreTest, AWriteOnlyUserLearnsNeitherSumsNorExistence) {
   Start();
   auto secret = server::CreateUser(*store_, "meter", server::Permissions({}, {"counters"}));
-  ASSERT_TRUE(secret.ok());
+  ASSERT_OK(secret);
   WsPeer p;
   ASSERT_TRUE(p.Open(server_->port()));
   Value login = {{"id", 1}, {"op", "login"}, {"user", "meter"}, {"secret", *secret}};
@@ -263,7 +262,7 @@ TEST_F(FailingStoreTest, AWriteOnlyUserLearnsNeitherSumsNorExistence) {
   EXPECT_EQ(Value::parse(*denied)["error"]["code"], "forbidden");
   // The adds did happen.
   auto stored = Alice().CallSync({{"op", "get"}, {"table", "counters"}, {"key", "c"}});
-  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_OK(stored);
   EXPECT_EQ((*stored)["value"], 3);
 }
 

@@ -16,6 +16,7 @@
 
 #include "test/server/server_fixture.h"
 #include "test/server/ws_peer.h"
+#include "test/status_matchers.h"
 
 namespace skiff::testing {
 namespace {
@@ -48,7 +49,7 @@ class HostileClientTest : public ServerFixture {
   Value Network() {
     if (!observer_) observer_ = &Alice();
     auto stats = observer_->CallSync({{"op", "stats"}});
-    EXPECT_TRUE(stats.ok()) << stats.status();
+    EXPECT_OK(stats);
     return stats.ok() ? (*stats)["network"] : Value();
   }
 
@@ -119,12 +120,8 @@ TEST_F(HostileClientTest, ClientThatNeverReadsIsNotReadEitherAndIsClosedInTheEnd
 TEST_F(HostileClientTest, PipelinedGetsOfALargeDocumentStayWithinTheOutputBound) {
   options_.max_output_bytes = 512 * 1024;
   Start();
-  ASSERT_TRUE(Alice()
-                  .CallSync({{"op", "set"},
-                             {"table", "t"},
-                             {"key", "big"},
-                             {"value", std::string(10 * 1024, 'd')}})
-                  .ok());
+  ASSERT_OK(Alice().CallSync(
+      {{"op", "set"}, {"table", "t"}, {"key", "big"}, {"value", std::string(10 * 1024, 'd')}}));
   auto p = Peer(64 * 1024);
   Login(*p);
   const std::string get = WsPeer::Frame(0x81, R"({"id":2,"op":"get","table":"t","key":"big"})");
@@ -199,7 +196,7 @@ TEST_F(HostileClientTest, LongPipelinesAreSlowedNeverRefused) {
   for (auto& p : peers) EXPECT_EQ(read_all(*p, kAdds), kAdds);
   for (auto& t : senders) t.join();
   auto counter = Alice().CallSync({{"op", "get"}, {"table", "t"}, {"key", "counter"}});
-  ASSERT_TRUE(counter.ok()) << counter.status();
+  ASSERT_OK(counter);
   EXPECT_EQ((*counter)["value"]["n"], kConnections * kAdds);
 }
 

@@ -5,6 +5,8 @@
 #include "server/users.h"
 #include "store/store.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::server {
 namespace {
 
@@ -27,7 +29,7 @@ TEST(PermissionsTest, ListsAndWildcard) {
 
 TEST(PermissionsTest, ParseTableList) {
   auto two = ParseTableList("a,b-c");
-  ASSERT_TRUE(two.ok());
+  ASSERT_OK(two);
   EXPECT_EQ(*two, (std::vector<std::string>{"a", "b-c"}));
   EXPECT_EQ(*ParseTableList("*"), (std::vector<std::string>{"*"}));
   EXPECT_TRUE(ParseTableList("")->empty());
@@ -40,11 +42,11 @@ TEST(UsersTest, CreateAuthenticateAndRefuse) {
   std::unique_ptr<store::Store> store = store::NewMemoryStore();
   Permissions p({"r"}, {"w"});
   Result<std::string> secret = CreateUser(*store, "ann", p);
-  ASSERT_TRUE(secret.ok()) << secret.status();
+  ASSERT_OK(secret);
   EXPECT_EQ(secret->size(), 64u);
 
   Result<Permissions> ok = Authenticate(*store, "ann", *secret);
-  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_OK(ok);
   EXPECT_EQ(*ok, p);
 
   EXPECT_EQ(Authenticate(*store, "ann", "wrong").status().code(), StatusCode::kUnauthorized);
@@ -58,17 +60,18 @@ TEST(UsersTest, CreateAuthenticateAndRefuse) {
 
   // The stored record holds no secret.
   auto record = store->Get(kUsersTable, "ann");
-  ASSERT_TRUE(record.ok() && record->has_value());
+  ASSERT_OK(record);
+  ASSERT_TRUE(record->has_value());
   EXPECT_EQ((*record)->find(*secret), std::string::npos);
 }
 
 TEST(UsersTest, SetPermissionsAndDelete) {
   std::unique_ptr<store::Store> store = store::NewMemoryStore();
   Result<std::string> secret = CreateUser(*store, "ann", Permissions());
-  ASSERT_TRUE(secret.ok());
-  ASSERT_TRUE(SetPermissions(*store, "ann", Permissions({"*"}, {})).ok());
+  ASSERT_OK(secret);
+  ASSERT_OK(SetPermissions(*store, "ann", Permissions({"*"}, {})));
   EXPECT_TRUE(Authenticate(*store, "ann", *secret)->CanRead("x"));
-  ASSERT_TRUE(DeleteUser(*store, "ann").ok());
+  ASSERT_OK(DeleteUser(*store, "ann"));
   EXPECT_EQ(Authenticate(*store, "ann", *secret).status().code(), StatusCode::kUnauthorized);
   EXPECT_EQ(DeleteUser(*store, "ann").code(), StatusCode::kBadRequest);
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test/status_matchers.h"
+
 namespace skiff::server::internal {
 namespace {
 
@@ -31,7 +33,7 @@ TEST(ProtocolTest, DecodesEveryOp) {
   };
   for (const Case& c : cases) {
     Result<Request> r = Decode(c.text);
-    ASSERT_TRUE(r.ok()) << c.text << ": " << r.status();
+    ASSERT_OK(r) << c.text << ": " << r.status();
     EXPECT_EQ(r->op, c.op);
     EXPECT_EQ(r->id, 1u);
   }
@@ -40,7 +42,7 @@ TEST(ProtocolTest, DecodesEveryOp) {
 TEST(ProtocolTest, FieldsLandInTheRequest) {
   Result<Request> add = Decode(
       R"({"id":18446744073709551615,"op":"add","table":"t","key":"k","path":["a","b"],"delta":2.5})");
-  ASSERT_TRUE(add.ok()) << add.status();
+  ASSERT_OK(add);
   EXPECT_EQ(add->id, 18446744073709551615u);
   EXPECT_EQ(add->table, "t");
   EXPECT_EQ(add->key, "k");
@@ -48,11 +50,11 @@ TEST(ProtocolTest, FieldsLandInTheRequest) {
   EXPECT_EQ(add->value, 2.5);
 
   Result<Request> all = Decode(R"({"id":2,"op":"all","table":"t"})");
-  ASSERT_TRUE(all.ok());
+  ASSERT_OK(all);
   EXPECT_EQ(all->limit, 1000u);
   EXPECT_TRUE(all->after.empty());
   all = Decode(R"({"id":2,"op":"all","table":"t","after":"k5","limit":10000})");
-  ASSERT_TRUE(all.ok());
+  ASSERT_OK(all);
   EXPECT_EQ(all->limit, 10000u);
   EXPECT_EQ(all->after, "k5");
 }

@@ -18,6 +18,7 @@
 
 #include "test/server/same_value.h"
 #include "test/server/scanner_agreement.h"
+#include "test/status_matchers.h"
 
 namespace skiff::server::internal {
 namespace {
@@ -301,10 +302,10 @@ TEST(RequestScannerTest, TakesTypicalFrames) {
       continue;
     }
     Result<doc::Value> expected = doc::Parse(c.value);
-    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    ASSERT_OK(expected);
     // echo and set keep the member as text; merge and add parse it.
     Result<doc::Value> raw = doc::Parse(r.raw_value);
-    ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+    ASSERT_OK(raw);
     EXPECT_TRUE(SameValue(*raw, *expected)) << doc::Dump(*raw);
     if (c.op == Op::kEcho || c.op == Op::kSet) {
       EXPECT_TRUE(r.value.is_null()) << doc::Dump(r.value);

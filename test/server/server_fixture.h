@@ -19,6 +19,8 @@
 #include "server/users.h"
 #include "store/store.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::testing {
 
 class ServerFixture : public ::testing::Test {
@@ -31,7 +33,7 @@ class ServerFixture : public ::testing::Test {
     StartServer();
     Result<std::string> secret =
         server::CreateUser(*store_, "alice", server::Permissions({"*"}, {"*"}));
-    ASSERT_TRUE(secret.ok()) << secret.status();
+    ASSERT_OK(secret);
     alice_secret_ = *secret;
   }
 
@@ -45,7 +47,7 @@ class ServerFixture : public ::testing::Test {
 
   void OpenStore() {
     auto store = store::OpenSqliteStore((dir_ / "skiff.db").string());
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_OK(store);
     store_ = std::move(*store);
   }
 
@@ -53,13 +55,13 @@ class ServerFixture : public ::testing::Test {
     options_.port = 0;
     options_.io_threads = 2;
     auto server = server::Server::Start(options_, wrapper_ ? *wrapper_ : *store_, clock_);
-    ASSERT_TRUE(server.ok()) << server.status();
+    ASSERT_OK(server);
     server_ = std::move(*server);
   }
 
   void StopServer() {
     if (server_) {
-      EXPECT_TRUE(server_->Stop().ok());
+      EXPECT_OK(server_->Stop());
       server_.reset();
     }
   }
@@ -83,7 +85,7 @@ class ServerFixture : public ::testing::Test {
 
   client::Client& Connect(const client::ClientOptions& o) {
     auto c = client::Client::Connect(o);
-    EXPECT_TRUE(c.ok()) << c.status();
+    EXPECT_OK(c);
     if (!c.ok()) std::abort();
     clients_.push_back(std::move(*c));
     return *clients_.back();

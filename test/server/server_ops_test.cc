@@ -10,6 +10,7 @@
 
 #include "test/server/raw_socket.h"
 #include "test/server/server_fixture.h"
+#include "test/status_matchers.h"
 
 namespace skiff::testing {
 namespace {
@@ -21,61 +22,61 @@ class ServerOpsTest : public ServerFixture {};
 TEST_F(ServerOpsTest, PingAndEchoWorkBeforeLogin) {
   client::ClientOptions o = ClientOptionsFor("", "");
   client::Client& anon = Connect(o);
-  EXPECT_TRUE(anon.Ping().ok());
+  EXPECT_OK(anon.Ping());
   Value data = {{"a", {1, 2, "three"}}, {"b", nullptr}};
   auto echoed = anon.Echo(data);
-  ASSERT_TRUE(echoed.ok()) << echoed.status();
+  ASSERT_OK(echoed);
   EXPECT_EQ(*echoed, data);
 }
 
 TEST_F(ServerOpsTest, SetGetHasDelete) {
   client::Client& c = Alice();
   auto missing = c.Get("t", "k");
-  ASSERT_TRUE(missing.ok()) << missing.status();
+  ASSERT_OK(missing);
   EXPECT_FALSE(missing->has_value());
   EXPECT_FALSE(*c.Has("t", "k"));
 
   Value v = {{"name", "skiff"}, {"n", 3}};
-  ASSERT_TRUE(c.Set("t", "k", v).ok());
+  ASSERT_OK(c.Set("t", "k", v));
   auto got = c.Get("t", "k");
-  ASSERT_TRUE(got.ok());
+  ASSERT_OK(got);
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ(**got, v);
   EXPECT_TRUE(*c.Has("t", "k"));
 
   auto deleted = c.Delete("t", "k");
-  ASSERT_TRUE(deleted.ok());
+  ASSERT_OK(deleted);
   EXPECT_TRUE(*deleted);
   EXPECT_FALSE(*c.Delete("t", "k"));
   EXPECT_FALSE(c.Get("t", "k")->has_value());
   // The delete reached the store, not only memory.
   auto stored = store_->Get("t", "k");
-  ASSERT_TRUE(stored.ok());
+  ASSERT_OK(stored);
   EXPECT_FALSE(stored->has_value());
 }
 
 TEST_F(ServerOpsTest, AddCreatesPathAndSums) {
   client::Client& c = Alice();
   auto first = c.Add("counters", "c1", {"a", "b"}, 5);
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   EXPECT_EQ(*first, 5);
   EXPECT_EQ(*c.Add("counters", "c1", {"a", "b"}, -2), 3);
   EXPECT_EQ(c.Add("counters", "c1", {}, 1).status().code(), StatusCode::kTypeMismatch);
   auto doc = c.Get("counters", "c1");
-  ASSERT_TRUE(doc.ok());
+  ASSERT_OK(doc);
   EXPECT_EQ(**doc, (Value{{"a", {{"b", 3}}}}));
   auto whole = c.Add("counters", "plain", {}, 2.5);
-  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_OK(whole);
   EXPECT_EQ(*whole, 2.5);
 }
 
 TEST_F(ServerOpsTest, MergeFollowsRfc7386) {
   client::Client& c = Alice();
-  ASSERT_TRUE(c.Set("t", "m", {{"a", 1}, {"b", {{"c", 2}, {"d", 3}}}}).ok());
-  ASSERT_TRUE(c.Merge("t", "m", {{"a", nullptr}, {"b", {{"c", 20}}}, {"e", "new"}}).ok());
+  ASSERT_OK(c.Set("t", "m", {{"a", 1}, {"b", {{"c", 2}, {"d", 3}}}}));
+  ASSERT_OK(c.Merge("t", "m", {{"a", nullptr}, {"b", {{"c", 20}}}, {"e", "new"}}));
   EXPECT_EQ(**c.Get("t", "m"), (Value{{"b", {{"c", 20}, {"d", 3}}}, {"e", "new"}}));
   // Merging into a missing document starts from nothing.
-  ASSERT_TRUE(c.Merge("t", "fresh", {{"x", 1}}).ok());
+  ASSERT_OK(c.Merge("t", "fresh", {{"x", 1}}));
   EXPECT_EQ(**c.Get("t", "fresh"), (Value{{"x", 1}}));
 }
 
@@ -84,13 +85,13 @@ TEST_F(ServerOpsTest, AllPagesInKeyOrder) {
   for (int i = 0; i < 25; ++i) {
     char key[8];
     std::snprintf(key, sizeof key, "k%02d", i);
-    ASSERT_TRUE(c.Set("paged", key, i).ok());
+    ASSERT_OK(c.Set("paged", key, i));
   }
   std::vector<std::string> keys;
   std::string after;
   for (int pages = 0; pages < 10; ++pages) {
     auto page = c.All("paged", after, 10);
-    ASSERT_TRUE(page.ok()) << page.status();
+    ASSERT_OK(page);
     for (const auto& item : page->items) {
       EXPECT_EQ(item.value, std::stoi(item.key.substr(1)));
       keys.push_back(item.key);
@@ -101,16 +102,16 @@ TEST_F(ServerOpsTest, AllPagesInKeyOrder) {
   ASSERT_EQ(keys.size(), 25u);
   EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
   auto empty = c.All("nothing-here");
-  ASSERT_TRUE(empty.ok());
+  ASSERT_OK(empty);
   EXPECT_TRUE(empty->items.empty());
   EXPECT_FALSE(empty->next.has_value());
 }
 
 TEST_F(ServerOpsTest, StatsReportsTiersConnectionsSessions) {
   client::Client& c = Alice();
-  ASSERT_TRUE(c.Set("t", "k", "v").ok());
+  ASSERT_OK(c.Set("t", "k", "v"));
   auto stats = c.Stats();
-  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_OK(stats);
   EXPECT_GE((*stats)["tiers"]["hot"]["documents"].get<int>(), 1);
   EXPECT_GT((*stats)["tiers"]["hot"]["bytes"].get<int>(), 0);
   EXPECT_GE((*stats)["connections"].get<int>(), 1);
@@ -121,9 +122,9 @@ TEST_F(ServerOpsTest, LogoutEndsTheSession) {
   client::ClientOptions o = ClientOptionsFor("", "");
   client::Client& c = Connect(o);
   auto login = c.CallSync({{"op", "login"}, {"user", "alice"}, {"secret", alice_secret_}});
-  ASSERT_TRUE(login.ok()) << login.status();
-  EXPECT_TRUE(c.Has("t", "k").ok());
-  ASSERT_TRUE(c.CallSync({{"op", "logout"}}).ok());
+  ASSERT_OK(login);
+  EXPECT_OK(c.Has("t", "k"));
+  ASSERT_OK(c.CallSync({{"op", "logout"}}));
   EXPECT_EQ(c.Has("t", "k").status().code(), StatusCode::kUnauthorized);
 }
 
@@ -137,7 +138,7 @@ TEST_F(ServerOpsTest, PipelinedRepliesMatchTheirRequests) {
   }
   for (int i = 0; i < kRequests; ++i) {
     client::Reply r = replies[i].get();
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_OK(r);
     EXPECT_EQ((*r)["data"], i);
   }
 }
@@ -166,22 +167,23 @@ TEST_F(ServerOpsTest, ContendedAddsOnOneKeyLoseNothing) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
   auto value = c.Get("hot", "counter");
-  ASSERT_TRUE(value.ok());
+  ASSERT_OK(value);
   EXPECT_EQ((**value)["n"], kConnections * kAddsEach);
   // And the store holds the same number (commit durability).
   auto stored = store_->Get("hot", "counter");
-  ASSERT_TRUE(stored.ok() && stored->has_value());
+  ASSERT_OK(stored);
+  ASSERT_TRUE(stored->has_value());
   EXPECT_EQ(Value::parse(**stored)["n"], kConnections * kAddsEach);
 }
 
 TEST_F(ServerOpsTest, DataSurvivesARestartOnTheSameFile) {
   {
     client::Client& c = Alice();
-    ASSERT_TRUE(c.Set("keep", "a", {{"x", 1}}).ok());
-    ASSERT_TRUE(c.Add("keep", "n", {}, 41).ok());
-    ASSERT_TRUE(c.Add("keep", "n", {}, 1).ok());
-    ASSERT_TRUE(c.Set("keep", "gone", 1).ok());
-    ASSERT_TRUE(c.Delete("keep", "gone").ok());
+    ASSERT_OK(c.Set("keep", "a", {{"x", 1}}));
+    ASSERT_OK(c.Add("keep", "n", {}, 41));
+    ASSERT_OK(c.Add("keep", "n", {}, 1));
+    ASSERT_OK(c.Set("keep", "gone", 1));
+    ASSERT_OK(c.Delete("keep", "gone"));
   }
   clients_.clear();
   StopServer();
@@ -200,12 +202,13 @@ TEST_F(ServerOpsTest, MemoryDurabilityFlushesWithinTheInterval) {
   options_.flush_interval = std::chrono::milliseconds(20);
   StartServer();
   client::Client& c = Alice();
-  ASSERT_TRUE(c.Set("mem", "k", 7).ok());
+  ASSERT_OK(c.Set("mem", "k", 7));
   // Stop flushes whatever the interval has not written yet.
   clients_.clear();
   StopServer();
   auto stored = store_->Get("mem", "k");
-  ASSERT_TRUE(stored.ok() && stored->has_value());
+  ASSERT_OK(stored);
+  ASSERT_TRUE(stored->has_value());
   EXPECT_EQ(**stored, "7");
   StartServer();
 }
@@ -223,22 +226,24 @@ TEST_F(ServerOpsTest, MemoryDurabilityStoresTheLastStateOfEveryKey) {
   for (int i = 1; i <= kAdds; ++i) {
     ASSERT_EQ(*c.Add("mem", "counter", {"n"}, 1), i);
     if (i % 100 == 0) {
-      ASSERT_TRUE(c.Set("mem", "doc", Value{{"round", i}, {"keep", true}}).ok());
-      ASSERT_TRUE(c.Merge("mem", "doc", Value{{"keep", nullptr}}).ok());
-      ASSERT_TRUE(c.Set("mem", "brief", i).ok());
+      ASSERT_OK(c.Set("mem", "doc", Value{{"round", i}, {"keep", true}}));
+      ASSERT_OK(c.Merge("mem", "doc", Value{{"keep", nullptr}}));
+      ASSERT_OK(c.Set("mem", "brief", i));
       ASSERT_TRUE(*c.Delete("mem", "brief"));
     }
   }
   clients_.clear();
   StopServer();
   auto counter = store_->Get("mem", "counter");
-  ASSERT_TRUE(counter.ok() && counter->has_value());
+  ASSERT_OK(counter);
+  ASSERT_TRUE(counter->has_value());
   EXPECT_EQ(Value::parse(**counter), (Value{{"n", kAdds}}));
   auto doc = store_->Get("mem", "doc");
-  ASSERT_TRUE(doc.ok() && doc->has_value());
+  ASSERT_OK(doc);
+  ASSERT_TRUE(doc->has_value());
   EXPECT_EQ(Value::parse(**doc), (Value{{"round", kAdds}}));
   auto brief = store_->Get("mem", "brief");
-  ASSERT_TRUE(brief.ok());
+  ASSERT_OK(brief);
   EXPECT_FALSE(brief->has_value());
   StartServer();
 }

@@ -13,6 +13,8 @@
 #include "store/store.h"
 #include "support/skiffd_process.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::testing {
 namespace {
 
@@ -33,7 +35,7 @@ class SkiffdTest : public ::testing::Test {
   // Starts skiffd on an ephemeral port; its port, 0 when it did not start.
   uint16_t Spawn() {
     Status started = skiffd_.Start(SKIFFD_PATH, {"--store=" + url_, "--io-threads", "1"});
-    EXPECT_TRUE(started.ok()) << started;
+    EXPECT_OK(started);
     return started.ok() ? skiffd_.port() : 0;
   }
 
@@ -41,10 +43,10 @@ class SkiffdTest : public ::testing::Test {
   // file; returns its secret ("" on failure).
   std::string AddOps() {
     auto store = store::OpenStore(url_);
-    EXPECT_TRUE(store.ok()) << store.status();
+    EXPECT_OK(store);
     if (!store.ok()) return "";
     auto created = server::CreateUser(**store, "ops", server::Permissions({"*"}, {"*"}));
-    EXPECT_TRUE(created.ok()) << created.status();
+    EXPECT_OK(created);
     return created.ok() ? *created : "";
   }
 
@@ -64,20 +66,22 @@ TEST_F(SkiffdTest, ServesAndStopsGracefullyOnSigterm) {
     o.user = "ops";
     o.secret = secret;
     auto c = client::Client::Connect(o);
-    ASSERT_TRUE(c.ok()) << c.status();
-    ASSERT_TRUE((*c)->Set("t", "k", {{"saved", true}}).ok());
+    ASSERT_OK(c);
+    ASSERT_OK((*c)->Set("t", "k", {{"saved", true}}));
     EXPECT_EQ(*(*c)->Add("t", "n", {}, 3), 3);
   }
   // SIGTERM, and the exit status must be 0.
-  ASSERT_TRUE(skiffd_.Stop().ok());
+  ASSERT_OK(skiffd_.Stop());
 
   auto store = store::OpenStore(url_);
-  ASSERT_TRUE(store.ok());
+  ASSERT_OK(store);
   auto k = (*store)->Get("t", "k");
-  ASSERT_TRUE(k.ok() && k->has_value());
+  ASSERT_OK(k);
+  ASSERT_TRUE(k->has_value());
   EXPECT_EQ(**k, R"({"saved":true})");
   auto n = (*store)->Get("t", "n");
-  ASSERT_TRUE(n.ok() && n->has_value());
+  ASSERT_OK(n);
+  ASSERT_TRUE(n->has_value());
   EXPECT_EQ(**n, "3");
 }
 
@@ -97,7 +101,7 @@ TEST_F(SkiffdTest, AcknowledgedWritesSurviveKill9) {
     o.connections = 4;
     o.reconnect = false;  // after the kill, fail what is queued at once
     auto c = client::Client::Connect(o);
-    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_OK(c);
     std::vector<std::future<client::Reply>> sets;
     std::vector<std::future<client::Reply>> adds;
     for (int i = 0; i < kWrites; ++i) {
@@ -120,14 +124,16 @@ TEST_F(SkiffdTest, AcknowledgedWritesSurviveKill9) {
   }
   ASSERT_GT(acked_adds, 0);
   auto store = store::OpenStore(url_);
-  ASSERT_TRUE(store.ok());
+  ASSERT_OK(store);
   for (int key : acked_keys) {
     auto v = (*store)->Get("t", "k" + std::to_string(key));
-    ASSERT_TRUE(v.ok() && v->has_value()) << "acknowledged write k" << key << " lost";
+    ASSERT_OK(v) << "acknowledged write k" << key << " lost";
+    ASSERT_TRUE(v->has_value()) << "acknowledged write k" << key << " lost";
     EXPECT_EQ(**v, std::to_string(key));
   }
   auto n = (*store)->Get("t", "n");
-  ASSERT_TRUE(n.ok() && n->has_value());
+  ASSERT_OK(n);
+  ASSERT_TRUE(n->has_value());
   // Every acknowledged add is in; unacknowledged ones may be too.
   EXPECT_GE(std::stoi(**n), acked_adds);
 }
@@ -147,8 +153,8 @@ TEST_F(SkiffdTest, AdminCliCreatesAUserWhoCanLogIn) {
   o.user = "carol";
   o.secret = secret;
   auto c = client::Client::Connect(o);
-  ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_TRUE((*c)->Set("notes", "n1", "hello").ok());
+  ASSERT_OK(c);
+  EXPECT_OK((*c)->Set("notes", "n1", "hello"));
   EXPECT_EQ((*c)->Get("other", "x").status().code(), StatusCode::kForbidden);
 
   // A second add of the same name fails without printing a secret.

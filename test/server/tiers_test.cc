@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "test/server/server_fixture.h"
+#include "test/status_matchers.h"
 
 namespace skiff::testing {
 namespace {
@@ -22,7 +23,7 @@ class TiersTest : public ServerFixture {
     options_.pack_after = seconds(10);
     options_.evict_after = seconds(60);
     auto server = server::Server::Start(options_, *store_, manual_);
-    ASSERT_TRUE(server.ok()) << server.status();
+    ASSERT_OK(server);
     server_ = std::move(*server);
   }
 
@@ -42,8 +43,8 @@ class TiersTest : public ServerFixture {
 TEST_F(TiersTest, IdleDocumentsArePackedThenEvictedAndReadBack) {
   client::Client& c = Alice();
   Value doc = {{"name", "skiff"}, {"list", {1, 2, 3}}, {"nested", {{"x", 1.5}}}};
-  ASSERT_TRUE(c.Set("t", "a", doc).ok());
-  ASSERT_TRUE(c.Set("t", "b", 2).ok());
+  ASSERT_OK(c.Set("t", "a", doc));
+  ASSERT_OK(c.Set("t", "b", 2));
   EXPECT_TRUE(WaitFor(c, [](const Value& t) { return t["hot"]["documents"] == 2; }));
 
   manual_.Advance(seconds(11));

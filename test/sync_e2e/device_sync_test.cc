@@ -12,6 +12,7 @@
 #include "client/memory_storage.h"
 #include "client/sqlite_storage.h"
 
+#include "test/status_matchers.h"
 #include "test/sync_e2e/sync_fixture.h"
 
 namespace skiff::testing {
@@ -25,7 +26,7 @@ constexpr auto kSyncTimeout = seconds(20);
 
 std::unique_ptr<Device> OpenDevice(const client::DeviceOptions& o, client::DeviceStorage& s) {
   auto device = Device::Open(o, s);
-  EXPECT_TRUE(device.ok()) << device.status();
+  EXPECT_OK(device);
   if (!device.ok()) std::abort();
   return std::move(*device);
 }
@@ -43,21 +44,21 @@ TEST_F(DeviceSyncTest, TwoDevicesOfOneUserConvergeAfterConcurrentOfflineEdits) {
     offline.device_id = "laptop";
     auto laptop = OpenDevice(offline, laptop_storage);
     for (int i = 0; i < 20; ++i) {
-      ASSERT_TRUE(phone->Put({"team", "tasks", "shared"}, {{"by", "phone"}, {"n", i}}).ok());
-      ASSERT_TRUE(laptop->Put({"team", "tasks", "shared"}, {{"by", "laptop"}, {"n", i}}).ok());
-      ASSERT_TRUE(phone->Put({"team", "tasks", "p" + std::to_string(i)}, i).ok());
-      ASSERT_TRUE(laptop->Put({"team", "tasks", "l" + std::to_string(i)}, i).ok());
+      ASSERT_OK(phone->Put({"team", "tasks", "shared"}, {{"by", "phone"}, {"n", i}}));
+      ASSERT_OK(laptop->Put({"team", "tasks", "shared"}, {{"by", "laptop"}, {"n", i}}));
+      ASSERT_OK(phone->Put({"team", "tasks", "p" + std::to_string(i)}, i));
+      ASSERT_OK(laptop->Put({"team", "tasks", "l" + std::to_string(i)}, i));
     }
-    ASSERT_TRUE(phone->Delete({"team", "tasks", "p3"}).ok());
+    ASSERT_OK(phone->Delete({"team", "tasks", "p3"}));
     EXPECT_EQ(phone->outbox_size(), 41u);
     EXPECT_EQ(phone->state(), client::SyncState::kOffline);
   }
   // Online again, at the same time.
   auto phone = OpenDevice(DeviceFor("ann", "phone"), phone_storage);
   auto laptop = OpenDevice(DeviceFor("ann", "laptop"), laptop_storage);
-  ASSERT_TRUE(phone->WaitUntilSynced(kSyncTimeout).ok()) << phone->last_error();
-  ASSERT_TRUE(laptop->WaitUntilSynced(kSyncTimeout).ok()) << laptop->last_error();
-  ASSERT_TRUE(phone->WaitUntilSynced(kSyncTimeout).ok()) << phone->last_error();
+  ASSERT_OK(phone->WaitUntilSynced(kSyncTimeout)) << phone->last_error();
+  ASSERT_OK(laptop->WaitUntilSynced(kSyncTimeout)) << laptop->last_error();
+  ASSERT_OK(phone->WaitUntilSynced(kSyncTimeout)) << phone->last_error();
 
   EXPECT_EQ(phone->outbox_size(), 0u);
   EXPECT_EQ(laptop->outbox_size(), 0u);
@@ -90,13 +91,13 @@ TEST_F(DeviceSyncTest, ADeviceOfAnotherGroupNeverSeesItsRows) {
   client::MemoryStorage ann_storage, bob_storage;
   auto ann = OpenDevice(DeviceFor("ann", "ann-phone"), ann_storage);
   auto bob = OpenDevice(DeviceFor("bob", "bob-phone"), bob_storage);
-  ASSERT_TRUE(ann->Put({"team", "tasks", "secret"}, "for the team").ok());
-  ASSERT_TRUE(bob->Put({"other", "tasks", "mine"}, "for other").ok());
+  ASSERT_OK(ann->Put({"team", "tasks", "secret"}, "for the team"));
+  ASSERT_OK(bob->Put({"other", "tasks", "mine"}, "for other"));
   // Bob also tries to write into a group he is not in: refused for good.
-  ASSERT_TRUE(bob->Put({"team", "tasks", "intrusion"}, "no").ok());
-  ASSERT_TRUE(ann->WaitUntilSynced(kSyncTimeout).ok()) << ann->last_error();
-  ASSERT_TRUE(bob->WaitUntilSynced(kSyncTimeout).ok()) << bob->last_error();
-  ASSERT_TRUE(ann->WaitUntilSynced(kSyncTimeout).ok()) << ann->last_error();
+  ASSERT_OK(bob->Put({"team", "tasks", "intrusion"}, "no"));
+  ASSERT_OK(ann->WaitUntilSynced(kSyncTimeout)) << ann->last_error();
+  ASSERT_OK(bob->WaitUntilSynced(kSyncTimeout)) << bob->last_error();
+  ASSERT_OK(ann->WaitUntilSynced(kSyncTimeout)) << ann->last_error();
 
   EXPECT_FALSE(bob->Get({"team", "tasks", "secret"}).has_value());
   EXPECT_EQ(bob->counters().rejected, 1u);
@@ -108,7 +109,7 @@ TEST_F(DeviceSyncTest, ADeviceOfAnotherGroupNeverSeesItsRows) {
   // A new device of bob's bootstraps: still nothing of "team".
   client::MemoryStorage fresh;
   auto bob2 = OpenDevice(DeviceFor("bob", "bob-laptop"), fresh);
-  ASSERT_TRUE(bob2->WaitUntilSynced(kSyncTimeout).ok()) << bob2->last_error();
+  ASSERT_OK(bob2->WaitUntilSynced(kSyncTimeout)) << bob2->last_error();
   EXPECT_EQ(bob2->row_count(), 1u);
   EXPECT_TRUE(bob2->Get({"other", "tasks", "mine"}).has_value());
 }
@@ -124,12 +125,12 @@ TEST_F(DeviceSyncTest, ANewDeviceBootstrapsInPagesThenPulls) {
         {{"seq", i}, {"table", "t"}, {"key", key}, {"group", "team"}, {"value", {{"i", i}}}});
   }
   auto pushed = raw.CallSync({{"op", "push"}, {"device", "loader"}, {"changes", changes}});
-  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  ASSERT_OK(pushed);
   client::MemoryStorage storage;
   client::DeviceOptions o = DeviceFor("ann", "reader");
   o.page = 100;
   auto reader = OpenDevice(o, storage);
-  ASSERT_TRUE(reader->WaitUntilUpToDate(kSyncTimeout).ok()) << reader->last_error();
+  ASSERT_OK(reader->WaitUntilUpToDate(kSyncTimeout)) << reader->last_error();
   EXPECT_EQ(reader->row_count(), 250u);
   client::DeviceCounters c = reader->synced_counters();
   EXPECT_EQ(c.bootstraps, 3u);  // 100 + 100 + 50
@@ -146,20 +147,19 @@ TEST_F(DeviceSyncTest, RepeatedSyncRequestsKeepOneWaitInFlight) {
   // Each call interrupts the held wait; more than the server's 16 held
   // waits per connection would fail if each left one behind.
   for (int i = 0; i < 40; ++i) {
-    ASSERT_TRUE(device->WaitUntilSynced(kSyncTimeout).ok()) << i << ": " << device->last_error();
+    ASSERT_OK(device->WaitUntilSynced(kSyncTimeout)) << i << ": " << device->last_error();
   }
   EXPECT_LE(device->counters().waits, 2u);
   // The wait still held answers a change from elsewhere.
   client::Client& raw = ClientFor("ann");
-  ASSERT_TRUE(raw.CallSync({{"op", "push"},
-                            {"device", "other"},
-                            {"changes",
-                             {{{"seq", 1},
-                               {"table", "t"},
-                               {"key", "k"},
-                               {"group", "team"},
-                               {"value", "from elsewhere"}}}}})
-                  .ok());
+  ASSERT_OK(raw.CallSync({{"op", "push"},
+                          {"device", "other"},
+                          {"changes",
+                           {{{"seq", 1},
+                             {"table", "t"},
+                             {"key", "k"},
+                             {"group", "team"},
+                             {"value", "from elsewhere"}}}}}));
   for (int i = 0; i < 200 && !device->Get({"team", "t", "k"}); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -176,7 +176,7 @@ TEST_P(StoragePersistence, RowsOutboxAndCursorSurviveReopen) {
   auto open_storage = [&]() -> std::unique_ptr<client::DeviceStorage> {
     if (GetParam() == "memory") return nullptr;
     auto s = client::SqliteStorage::Open(path);
-    EXPECT_TRUE(s.ok()) << s.status();
+    EXPECT_OK(s);
     return s.ok() ? std::move(*s) : nullptr;
   };
   client::DeviceOptions o;
@@ -185,12 +185,12 @@ TEST_P(StoragePersistence, RowsOutboxAndCursorSurviveReopen) {
     auto owned = open_storage();
     client::DeviceStorage& storage = owned ? *owned : memory;
     auto device = OpenDevice(o, storage);
-    ASSERT_TRUE(device->Put({"g", "t", "a"}, {{"v", 1}}).ok());
-    ASSERT_TRUE(device->Put({"g", "t", "b"}, "two").ok());
-    ASSERT_TRUE(device->Delete({"g", "t", "a"}).ok());
-    ASSERT_TRUE(device->Put({"g", "u", "c"}, 3).ok());
+    ASSERT_OK(device->Put({"g", "t", "a"}, {{"v", 1}}));
+    ASSERT_OK(device->Put({"g", "t", "b"}, "two"));
+    ASSERT_OK(device->Delete({"g", "t", "a"}));
+    ASSERT_OK(device->Put({"g", "u", "c"}, 3));
     EXPECT_EQ(device->Put({"bad group", "t", "x"}, 1).code(), StatusCode::kBadRequest);
-    ASSERT_TRUE(storage.ApplyRemote({{{"g", "t", "z"}, "\"server\""}}, {7, true, {}, 7}).ok());
+    ASSERT_OK(storage.ApplyRemote({{{"g", "t", "z"}, "\"server\""}}, {7, true, {}, 7}));
   }
   auto owned = open_storage();
   client::DeviceStorage& storage = owned ? *owned : memory;
@@ -206,14 +206,14 @@ TEST_P(StoragePersistence, RowsOutboxAndCursorSurviveReopen) {
   EXPECT_EQ(device->outbox_size(), 4u);
   EXPECT_EQ(device->cursor(), 7u);
   // Sequence numbers continue after the stored ones even once acknowledged.
-  ASSERT_TRUE(storage.Acknowledge(4).ok());
+  ASSERT_OK(storage.Acknowledge(4));
   device.reset();
   device = OpenDevice(o, storage);
   EXPECT_EQ(device->outbox_size(), 0u);
-  ASSERT_TRUE(device->Put({"g", "t", "d"}, 4).ok());
+  ASSERT_OK(device->Put({"g", "t", "d"}, 4));
   device.reset();
   auto state = storage.Load();
-  ASSERT_TRUE(state.ok());
+  ASSERT_OK(state);
   ASSERT_EQ(state->outbox.size(), 1u);
   EXPECT_EQ(state->outbox[0].seq, 5u);
   std::error_code ec;

@@ -17,6 +17,8 @@
 #include "store/store.h"
 #include "support/skiffd_process.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::testing {
 namespace {
 
@@ -40,7 +42,7 @@ class Kill9Test : public ::testing::Test {
   bool Spawn(uint16_t port = 0) {
     Status started = skiffd_.Start(
         SKIFFD_PATH, {"--store=" + url_, "--port=" + std::to_string(port), "--io-threads", "1"});
-    EXPECT_TRUE(started.ok()) << started;
+    EXPECT_OK(started);
     return started.ok();
   }
 
@@ -53,18 +55,18 @@ TEST_F(Kill9Test, KillingTheServerMidPushLosesNoAcknowledgedChangeAndDuplicatesN
   std::string secret;
   {
     auto store = store::OpenStore(url_);
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_OK(store);
     auto created = server::CreateUser(**store, "ann", server::Permissions());
-    ASSERT_TRUE(created.ok()) << created.status();
+    ASSERT_OK(created);
     secret = *created;
-    ASSERT_TRUE(server::CreateGroup(**store, "team").ok());
-    ASSERT_TRUE(server::GrantGroup(**store, "ann", "team").ok());
+    ASSERT_OK(server::CreateGroup(**store, "team"));
+    ASSERT_OK(server::GrantGroup(**store, "ann", "team"));
   }
   ASSERT_TRUE(Spawn());
   const uint16_t port = skiffd_.port();
 
   auto storage = client::SqliteStorage::Open((dir_ / "device.db").string());
-  ASSERT_TRUE(storage.ok()) << storage.status();
+  ASSERT_OK(storage);
   client::DeviceOptions o;
   o.port = port;
   o.user = "ann";
@@ -74,10 +76,10 @@ TEST_F(Kill9Test, KillingTheServerMidPushLosesNoAcknowledgedChangeAndDuplicatesN
   o.backoff_min = std::chrono::milliseconds(10);
   o.backoff_max = std::chrono::milliseconds(100);
   auto device = client::Device::Open(o, **storage);
-  ASSERT_TRUE(device.ok()) << device.status();
+  ASSERT_OK(device);
   constexpr int kWrites = 600;
   for (int i = 0; i < kWrites; ++i) {
-    ASSERT_TRUE((*device)->Put({"team", "t", "k" + std::to_string(i)}, i).ok());
+    ASSERT_OK((*device)->Put({"team", "t", "k" + std::to_string(i)}, i));
     if (i == kWrites / 2) {
       // Let some pushes be acknowledged, then kill while others are in flight.
       auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -92,15 +94,15 @@ TEST_F(Kill9Test, KillingTheServerMidPushLosesNoAcknowledgedChangeAndDuplicatesN
   const uint64_t acked_before_restart = (*device)->counters().changes_pushed;
   ASSERT_LT(acked_before_restart, uint64_t{kWrites}) << "the kill came too late to test anything";
   ASSERT_TRUE(Spawn(port));  // same file, same port: the device reconnects
-  ASSERT_TRUE((*device)->WaitUntilSynced(std::chrono::seconds(30)).ok()) << (*device)->last_error();
+  ASSERT_OK((*device)->WaitUntilSynced(std::chrono::seconds(30))) << (*device)->last_error();
   EXPECT_EQ((*device)->outbox_size(), 0u);
   (*device)->Close();
   skiffd_.Kill();
 
   auto store = store::OpenStore(url_);
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_OK(store);
   auto changes = (*store)->ReadChanges(0, {"team"}, store::kMaxScanLimit);
-  ASSERT_TRUE(changes.ok()) << changes.status();
+  ASSERT_OK(changes);
   // Each write exactly once, in the order the device made them.
   ASSERT_EQ(changes->size(), size_t{kWrites});
   std::set<std::string> keys;
@@ -111,7 +113,8 @@ TEST_F(Kill9Test, KillingTheServerMidPushLosesNoAcknowledgedChangeAndDuplicatesN
   }
   EXPECT_EQ(keys.size(), size_t{kWrites});
   auto device_seq = (*store)->GetDevice("phone");
-  ASSERT_TRUE(device_seq.ok() && device_seq->has_value());
+  ASSERT_OK(device_seq);
+  ASSERT_TRUE(device_seq->has_value());
   EXPECT_EQ((*device_seq)->last_seq, uint64_t{kWrites});
 }
 
@@ -119,9 +122,9 @@ TEST_F(Kill9Test, GroupsGrantedWithTheAdminCliDecideWhatADeviceSees) {
   std::string secret;
   {
     auto store = store::OpenStore(url_);
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_OK(store);
     auto created = server::CreateUser(**store, "ann", server::Permissions());
-    ASSERT_TRUE(created.ok()) << created.status();
+    ASSERT_OK(created);
     secret = *created;
   }
   EXPECT_EQ(RunCommand({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);
@@ -131,25 +134,25 @@ TEST_F(Kill9Test, GroupsGrantedWithTheAdminCliDecideWhatADeviceSees) {
   EXPECT_EQ(RunCommand({SKIFF_PATH, "--store", url_, "group", "grant", "ann", "team"}), 0);
   {
     auto store = store::OpenStore(url_);
-    ASSERT_TRUE(store.ok());
+    ASSERT_OK(store);
     auto groups = server::UserGroups(**store, "ann");
-    ASSERT_TRUE(groups.ok()) << groups.status();
+    ASSERT_OK(groups);
     EXPECT_EQ(*groups, std::vector<std::string>{"team"});
   }
   ASSERT_TRUE(Spawn());
   const uint16_t port = skiffd_.port();
   auto storage = client::SqliteStorage::Open((dir_ / "device.db").string());
-  ASSERT_TRUE(storage.ok()) << storage.status();
+  ASSERT_OK(storage);
   client::DeviceOptions o;
   o.port = port;
   o.user = "ann";
   o.secret = secret;
   o.device_id = "phone";
   auto device = client::Device::Open(o, **storage);
-  ASSERT_TRUE(device.ok()) << device.status();
-  ASSERT_TRUE((*device)->Put({"team", "t", "a"}, 1).ok());
-  ASSERT_TRUE((*device)->Put({"elsewhere", "t", "b"}, 2).ok());
-  ASSERT_TRUE((*device)->WaitUntilSynced(std::chrono::seconds(20)).ok()) << (*device)->last_error();
+  ASSERT_OK(device);
+  ASSERT_OK((*device)->Put({"team", "t", "a"}, 1));
+  ASSERT_OK((*device)->Put({"elsewhere", "t", "b"}, 2));
+  ASSERT_OK((*device)->WaitUntilSynced(std::chrono::seconds(20))) << (*device)->last_error();
   EXPECT_EQ((*device)->counters().rejected, 1u);  // not in "elsewhere"
   EXPECT_EQ((*device)->counters().changes_pushed, 1u);
 }

@@ -8,6 +8,8 @@
 
 #include "server/internal/protocol.h"
 
+#include "test/status_matchers.h"
+
 namespace skiff::server::internal {
 namespace {
 
@@ -20,7 +22,7 @@ TEST(SyncCodecTest, DecodesPushWithValuesAndDeletes) {
   auto r = Decode(R"({"id":7,"op":"push","device":"d1","changes":[
       {"seq":1,"table":"t","key":"k","group":"g","value":{"a":[1,2]}},
       {"seq":2,"table":"t","key":"k2","group":"g","value":null}]})");
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_OK(r);
   EXPECT_EQ(r->op, Op::kPush);
   EXPECT_EQ(r->push.device, "d1");
   ASSERT_EQ(r->push.changes.size(), 2u);
@@ -31,18 +33,18 @@ TEST(SyncCodecTest, DecodesPushWithValuesAndDeletes) {
 
 TEST(SyncCodecTest, DecodesPullBootstrapAndWait) {
   auto pull = Decode(R"({"id":1,"op":"pull","since":12})");
-  ASSERT_TRUE(pull.ok());
+  ASSERT_OK(pull);
   EXPECT_EQ(pull->since, 12u);
   EXPECT_EQ(pull->limit, kDefaultSyncPage);
   auto boot = Decode(R"({"id":1,"op":"bootstrap","after":["g","t","k"],"limit":5})");
-  ASSERT_TRUE(boot.ok());
+  ASSERT_OK(boot);
   EXPECT_EQ(boot->sync_after, (store::SyncRowCursor{"g", "t", "k"}));
   EXPECT_EQ(boot->limit, 5u);
   auto first = Decode(R"({"id":1,"op":"bootstrap"})");
-  ASSERT_TRUE(first.ok());
+  ASSERT_OK(first);
   EXPECT_TRUE(first->sync_after.group.empty());
   auto wait = Decode(R"({"id":1,"op":"wait","since":3})");
-  ASSERT_TRUE(wait.ok());
+  ASSERT_OK(wait);
   EXPECT_EQ(wait->since, 3u);
   EXPECT_EQ(wait->timeout_ms, kDefaultWaitMs);
 }

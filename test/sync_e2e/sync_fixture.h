@@ -13,6 +13,7 @@
 #include "client/device.h"
 
 #include "test/server/server_fixture.h"
+#include "test/status_matchers.h"
 
 namespace skiff::testing {
 
@@ -22,12 +23,12 @@ class SyncFixture : public ServerFixture {
   // do not exist yet.
   void AddUser(const std::string& user, const std::vector<std::string>& groups) {
     Result<std::string> secret = server::CreateUser(*store_, user, server::Permissions());
-    ASSERT_TRUE(secret.ok()) << secret.status();
+    ASSERT_OK(secret);
     secrets_[user] = *secret;
     for (const std::string& g : groups) {
       (void)server::CreateGroup(*store_, g);  // may exist already
       Status granted = server::GrantGroup(*store_, user, g);
-      ASSERT_TRUE(granted.ok()) << granted;
+      ASSERT_OK(granted);
     }
   }
 

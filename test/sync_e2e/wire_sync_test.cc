@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "test/status_matchers.h"
 #include "test/sync_e2e/sync_fixture.h"
 
 namespace skiff::testing {
@@ -24,7 +25,7 @@ doc::Value PushOf(const std::string& device, uint64_t seq, const std::string& gr
 
 uint64_t CursorOf(client::Client& c) {
   auto reply = c.CallSync({{"op", "pull"}, {"since", 0}, {"limit", 10000}});
-  EXPECT_TRUE(reply.ok()) << reply.status();
+  EXPECT_OK(reply);
   return reply.ok() ? (*reply)["cursor"].get<uint64_t>() : 0;
 }
 
@@ -35,26 +36,26 @@ TEST_F(WireSyncTest, ARetriedPushAppliesOnce) {
   client::Client& ann = ClientFor("ann");
   doc::Value push = PushOf("phone", 1, "team", "k", {{"v", 1}});
   auto first = ann.CallSync(push);
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   EXPECT_EQ((*first)["applied"], 1);
   EXPECT_EQ((*first)["last_seq"], 1);
   // The device did not see the reply and sends the same push again.
   auto again = ann.CallSync(push);
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_OK(again);
   EXPECT_EQ((*again)["applied"], 0);
   EXPECT_EQ((*again)["last_seq"], 1);
   EXPECT_EQ((*again)["cursor"], (*first)["cursor"]);
 
   auto pulled = ann.CallSync({{"op", "pull"}, {"since", 0}});
-  ASSERT_TRUE(pulled.ok()) << pulled.status();
+  ASSERT_OK(pulled);
   ASSERT_EQ((*pulled)["changes"].size(), 1u);
   EXPECT_EQ((*pulled)["changes"][0]["value"], doc::Value({{"v", 1}}));
   EXPECT_EQ((*pulled)["more"], false);
 
   // A delete is a change with a null value; bootstrap no longer has the row.
-  ASSERT_TRUE(ann.CallSync(PushOf("phone", 2, "team", "k", nullptr)).ok());
+  ASSERT_OK(ann.CallSync(PushOf("phone", 2, "team", "k", nullptr)));
   auto rows = ann.CallSync({{"op", "bootstrap"}, {"after", nullptr}});
-  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_OK(rows);
   EXPECT_EQ((*rows)["rows"].size(), 0u);
   EXPECT_TRUE((*rows)["next"].is_null());
   EXPECT_EQ((*rows)["cursor"], 2);
@@ -65,33 +66,33 @@ TEST_F(WireSyncTest, AWaitHoldsUntilAVisibleWriteAndIgnoresInvisibleOnes) {
   AddUser("bob", {"other"});
   client::Client& ann = ClientFor("ann");
   client::Client& bob = ClientFor("bob");
-  ASSERT_TRUE(bob.CallSync(PushOf("bob-1", 1, "other", "warmup", 0)).ok());
+  ASSERT_OK(bob.CallSync(PushOf("bob-1", 1, "other", "warmup", 0)));
 
   const uint64_t since = CursorOf(ann);  // read now, not at setup
   std::future<client::Reply> wait =
       ann.Call({{"op", "wait"}, {"since", since}, {"timeout_ms", 20000}});
   EXPECT_EQ(wait.wait_for(milliseconds(200)), std::future_status::timeout) << "answered at once";
   // A write ann may not see leaves the wait held.
-  ASSERT_TRUE(bob.CallSync(PushOf("bob-1", 2, "other", "k", 1)).ok());
+  ASSERT_OK(bob.CallSync(PushOf("bob-1", 2, "other", "k", 1)));
   EXPECT_EQ(wait.wait_for(milliseconds(300)), std::future_status::timeout)
       << "woken by another group's write";
   // One she may see answers it.
   auto pushed = ann.CallSync(PushOf("ann-1", 1, "team", "k", 1));
-  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  ASSERT_OK(pushed);
   ASSERT_EQ(wait.wait_for(milliseconds(5000)), std::future_status::ready);
   client::Reply reply = wait.get();
-  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_OK(reply);
   EXPECT_EQ((*reply)["changed"], true);
   EXPECT_EQ((*reply)["cursor"], (*pushed)["cursor"]);
 
   // A wait past which something already changed answers at once; a short
   // one with nothing new times out with changed: false.
   auto at_once = ann.CallSync({{"op", "wait"}, {"since", since}, {"timeout_ms", 10000}});
-  ASSERT_TRUE(at_once.ok());
+  ASSERT_OK(at_once);
   EXPECT_EQ((*at_once)["changed"], true);
   auto timed_out = ann.CallSync(
       {{"op", "wait"}, {"since", (*pushed)["cursor"].get<uint64_t>()}, {"timeout_ms", 50}});
-  ASSERT_TRUE(timed_out.ok());
+  ASSERT_OK(timed_out);
   EXPECT_EQ((*timed_out)["changed"], false);
 }
 
@@ -103,13 +104,13 @@ TEST_F(WireSyncTest, WaitsOfAClosedConnectionAreCancelled) {
     for (int i = 0; i < 5; ++i) {
       ann.Call({{"op", "wait"}, {"since", since}, {"timeout_ms", 30000}}, [](client::Reply) {});
     }
-    ASSERT_TRUE(ann.Ping().ok());
+    ASSERT_OK(ann.Ping());
     clients_.clear();  // closes the connection with five waits held
   }
   client::Client& again = ClientFor("ann");
   // The server stays healthy and a write wakes nobody who is gone.
-  ASSERT_TRUE(again.CallSync(PushOf("ann-1", 1, "team", "k", 1)).ok());
-  ASSERT_TRUE(again.Ping().ok());
+  ASSERT_OK(again.CallSync(PushOf("ann-1", 1, "team", "k", 1)));
+  ASSERT_OK(again.Ping());
 }
 
 TEST_F(WireSyncTest, BadSyncRequestsAreRefusedWithClearErrors) {

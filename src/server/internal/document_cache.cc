@@ -37,30 +37,28 @@ DocumentCache::Shard& DocumentCache::ShardFor(std::string_view id) {
 }
 
 Result<CachedDocument> DocumentCache::Load(std::string_view table, std::string_view key) {
-  Result<std::optional<std::string>> text = store_.Get(table, key);
-  if (!text.ok()) return text.status();
+  SKIFF_ASSIGN_OR_RETURN(std::optional<std::string> text, store_.Get(table, key));
   CachedDocument doc;
-  if (!text->has_value()) return doc;
+  if (!text.has_value()) return doc;
   // Stored text was validated when it was written; generous limits only
   // guard against a store edited by hand.
   doc::Limits limits;
   limits.max_depth = 1024;
   limits.max_document_bytes = size_t{1} << 31;
-  Result<doc::Value> value = doc::Parse(**text, limits);
+  Result<doc::Value> value = doc::Parse(*text, limits);
   if (!value.ok()) {
     return Internal("stored document " + std::string(table) + "/" + std::string(key) +
                     " is corrupt: " + value.status().message());
   }
-  doc.form = TreeForm{std::move(*value), (*text)->size()};
+  doc.form = TreeForm{std::move(*value), text->size()};
   return doc;
 }
 
 Status DocumentCache::Unpack(CachedDocument& doc) {
   const PackedForm& packed = std::get<PackedForm>(doc.form);
-  Result<doc::Value> value = doc::Unpack(packed.bytes);
-  if (!value.ok()) return value.status();
+  SKIFF_ASSIGN_OR_RETURN(doc::Value value, doc::Unpack(packed.bytes));
   const size_t bytes = packed.json_bytes;
-  doc.form = TreeForm{std::move(*value), bytes};
+  doc.form = TreeForm{std::move(value), bytes};
   return Status::Ok();
 }
 

@@ -87,9 +87,8 @@ class DocumentCache {
       if (mode == AccessMode::kReplace) {
         entry.Insert(CachedDocument());
       } else {
-        Result<CachedDocument> loaded = Load(table, key);
-        if (!loaded.ok()) return loaded.status();
-        Count(entry.Insert(std::move(*loaded)).form, +1);
+        SKIFF_ASSIGN_OR_RETURN(CachedDocument loaded, Load(table, key));
+        Count(entry.Insert(std::move(loaded)).form, +1);
       }
     }
     CachedDocument& doc = entry.doc();

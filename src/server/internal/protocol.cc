@@ -167,9 +167,8 @@ bool AllowedBeforeLogin(Op op) { return op == Op::kLogin || op == Op::kPing || o
 Result<Request> DecodeRequest(std::string_view text, const doc::Limits& limits,
                               std::optional<uint64_t>* id) {
   id->reset();
-  Result<doc::Value> parsed = doc::Parse(text, limits);
-  if (!parsed.ok()) return parsed.status();
-  doc::Value& obj = *parsed;
+  SKIFF_ASSIGN_OR_RETURN(doc::Value parsed, doc::Parse(text, limits));
+  doc::Value& obj = parsed;
   if (!obj.is_object()) return BadRequest("a request must be a JSON object");
 
   Request r;

@@ -257,12 +257,11 @@ Status RequestHandler::Login(Call& c) {
     return BadRequest("this connection is already logged in as '" + *c.conn->user +
                       "'; log out first");
   }
-  Result<Account> account = AuthenticateAccount(store_, c.r.user, c.r.secret);
-  if (!account.ok()) return account.status();
+  SKIFF_ASSIGN_OR_RETURN(Account account, AuthenticateAccount(store_, c.r.user, c.r.secret));
   // The session belongs to the connection's I/O thread: set it there. The
   // connection reads nothing more until this has run (Offload).
   c.conn->Post([this, conn = c.conn, user = c.r.user, id = c.r.id,
-                session = std::make_shared<Account>(std::move(*account))] {
+                session = std::make_shared<Account>(std::move(account))] {
     conn->user = user;
     conn->permissions = std::move(session->permissions);
     conn->groups = std::make_shared<const std::vector<std::string>>(std::move(session->groups));
@@ -383,14 +382,13 @@ Status RequestHandler::All(Call& c) {
   // The store is the source for scans; first make it hold every write
   // already applied in memory.
   SKIFF_RETURN_IF_ERROR(documents_.Flush());
-  Result<store::ScanPage> page = store_.Scan(r.table, r.after, r.limit);
-  if (!page.ok()) return page.status();
+  SKIFF_ASSIGN_OR_RETURN(store::ScanPage page, store_.Scan(r.table, r.after, r.limit));
   std::string reply;
   ReplyWriter w(reply, r.id);
   std::string& out = w.Open("items").out();
   out += '[';
-  for (size_t i = 0; i < page->items.size(); ++i) {
-    const store::KeyValue& item = page->items[i];
+  for (size_t i = 0; i < page.items.size(); ++i) {
+    const store::KeyValue& item = page.items[i];
     if (i > 0) out += ',';
     out += "{\"key\":";
     out += JsonString(item.key);
@@ -399,7 +397,7 @@ Status RequestHandler::All(Call& c) {
     out += '}';
   }
   out += ']';
-  w.Raw("next", page->next ? JsonString(*page->next) : "null");
+  w.Raw("next", page.next ? JsonString(*page.next) : "null");
   c.conn->Send(std::move(w.Finish()));
   return Status::Ok();
 }

@@ -31,17 +31,16 @@ Status RequestHandler::Push(Call& c) {
 }
 
 Status RequestHandler::Pull(Call& c) {
-  Result<sync::PullReply> reply = sync_.Pull(CallerOf(*c.conn), c.r.since, c.r.limit);
-  if (!reply.ok()) return reply.status();
-  c.conn->Send(EncodePullReply(c.r.id, *reply));
+  SKIFF_ASSIGN_OR_RETURN(sync::PullReply reply,
+                         sync_.Pull(CallerOf(*c.conn), c.r.since, c.r.limit));
+  c.conn->Send(EncodePullReply(c.r.id, reply));
   return Status::Ok();
 }
 
 Status RequestHandler::Bootstrap(Call& c) {
-  Result<sync::BootstrapReply> reply =
-      sync_.Bootstrap(CallerOf(*c.conn), c.r.sync_after, c.r.limit);
-  if (!reply.ok()) return reply.status();
-  c.conn->Send(EncodeBootstrapReply(c.r.id, *reply));
+  SKIFF_ASSIGN_OR_RETURN(sync::BootstrapReply reply,
+                         sync_.Bootstrap(CallerOf(*c.conn), c.r.sync_after, c.r.limit));
+  c.conn->Send(EncodeBootstrapReply(c.r.id, reply));
   return Status::Ok();
 }
 
