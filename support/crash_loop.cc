@@ -212,6 +212,20 @@ void Tally(Ledger& ledger, CrashLoopReport& report) {
   }
 }
 
+// Creates the runs' user "ops" (every table), in `group` when one is named,
+// on the store the server will use; returns its secret. The store is closed
+// again before the server opens it.
+Result<std::string> CreateOpsUser(const std::string& url, const std::string& group) {
+  SKIFF_ASSIGN_OR_RETURN(auto store, store::OpenStore(url));
+  SKIFF_ASSIGN_OR_RETURN(std::string secret,
+                         server::CreateUser(*store, "ops", server::Permissions({"*"}, {"*"})));
+  if (!group.empty()) {
+    SKIFF_RETURN_IF_ERROR(server::CreateGroup(*store, group));
+    SKIFF_RETURN_IF_ERROR(server::GrantGroup(*store, "ops", group));
+  }
+  return secret;
+}
+
 }  // namespace
 
 std::string CrashLoopReport::Summary() const {
@@ -227,16 +241,7 @@ std::string CrashLoopReport::Summary() const {
 
 Result<CrashLoopReport> RunCrashLoop(const CrashLoopOptions& options) {
   const bool memory = options.durability == "memory";
-  std::string secret;
-  {
-    auto store = store::OpenStore(options.store_url);
-    if (!store.ok()) return store.status();
-    auto created = server::CreateUser(**store, "ops", server::Permissions({"*"}, {"*"}));
-    if (!created.ok()) return created.status();
-    secret = *created;
-    SKIFF_RETURN_IF_ERROR(server::CreateGroup(**store, "team"));
-    SKIFF_RETURN_IF_ERROR(server::GrantGroup(**store, "ops", "team"));
-  }
+  SKIFF_ASSIGN_OR_RETURN(std::string secret, CreateOpsUser(options.store_url, "team"));
   SkiffdProcess skiffd;
   uint16_t port = 0;
   auto start = [&]() -> Status {
@@ -335,14 +340,7 @@ std::string SoakReport::Summary() const {
 }
 
 Result<SoakReport> RunSoak(const SoakOptions& options) {
-  std::string secret;
-  {
-    auto store = store::OpenStore(options.store_url);
-    if (!store.ok()) return store.status();
-    auto created = server::CreateUser(**store, "ops", server::Permissions({"*"}, {"*"}));
-    if (!created.ok()) return created.status();
-    secret = *created;
-  }
+  SKIFF_ASSIGN_OR_RETURN(std::string secret, CreateOpsUser(options.store_url, ""));
   SkiffdProcess skiffd;
   SKIFF_RETURN_IF_ERROR(
       skiffd.Start(options.skiffd, {"--store=" + options.store_url, "--io-threads=1"}));
