@@ -261,17 +261,7 @@ std::map<std::string, EchoResult>& PeerResults() {
 }
 
 nanoseconds Warmup() { return Options().profile == Profile::kQuick ? seconds(1) : seconds(2); }
-nanoseconds Measured() {
-  switch (Options().profile) {
-    case Profile::kQuick:
-      return seconds(3);
-    case Profile::kStandard:
-      return seconds(10);
-    case Profile::kFull:
-      return seconds(30);
-  }
-  return seconds(10);
-}
+nanoseconds Measured() { return ByProfile<nanoseconds>(seconds(3), seconds(10), seconds(30)); }
 
 void BM_Echo(benchmark::State& state, std::string kind, size_t n, int delay_ms) {
   if (!CheckDescriptors(state, n)) return;

@@ -26,6 +26,20 @@ const BenchOptions& Options();
 
 const char* ProfileName(Profile profile);
 
+// The value of this run's profile: ByProfile(seconds(3), seconds(10), seconds(30)).
+template <typename T>
+T ByProfile(T quick, T standard, T full) {
+  switch (Options().profile) {
+    case Profile::kQuick:
+      return quick;
+    case Profile::kStandard:
+      return standard;
+    case Profile::kFull:
+      return full;
+  }
+  return standard;
+}
+
 }  // namespace skiff::bench
 
 #endif  // SKIFF_SUPPORT_BENCH_OPTIONS_H_

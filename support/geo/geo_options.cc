@@ -5,23 +5,6 @@
 #include "support/suite_options.h"
 
 namespace skiff::bench::geo {
-namespace {
-
-// A profile's pick: quick, standard, full.
-template <typename T>
-T ByProfile(T quick, T standard, T full) {
-  switch (Options().profile) {
-    case Profile::kQuick:
-      return quick;
-    case Profile::kStandard:
-      return standard;
-    case Profile::kFull:
-      return full;
-  }
-  return standard;
-}
-
-}  // namespace
 
 size_t GeoOptions::Points() const {
   return points > 0 ? points : ByProfile<size_t>(20'000, kPinnedPoints, kPinnedPoints);
