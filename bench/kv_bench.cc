@@ -4,15 +4,18 @@
 // on each store. Every case checks what it did: reads are compared with
 // what was written, acknowledged writes are read back after the run.
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
+#include "support/bench_options.h"
 #include "support/bench_registry.h"
 #include "support/counters.h"
 #include "support/kv_workloads.h"
+#include "support/rate_search.h"
 #include "support/scenario.h"
 
 namespace skiff::bench {
@@ -246,6 +249,82 @@ void Scan(ScenarioContext& ctx) {
   SetDeterministic(ctx.state(), "rows_per_scan", double(rows_seen) / double(scans));
 }
 
+// ---- Sustainable rate ------------------------------------------------------
+
+// The latency bound of the sustainable-rate scenarios, and the search's
+// halvings (the answer is known to within the closed loop's rate / 32).
+constexpr double kP99BoundUs = 10'000;
+constexpr int kSearchSteps = 5;
+
+std::chrono::nanoseconds ProbeTime() {
+  return ByProfile<std::chrono::nanoseconds>(std::chrono::seconds(1), std::chrono::seconds(3),
+                                             std::chrono::seconds(5));
+}
+
+// Finds the highest open-loop rate of `work` on the default pool at which
+// p99 stays under kP99BoundUs with no error (support/rate_search.h), then
+// measures one more probe's worth at that rate: the case's figures are
+// those of the sustainable rate. When no rate held, the measured run is at
+// the lowest rate tried and sustainable_ops_per_s says 0.
+void Sustainable(ScenarioContext& ctx, LoadDriver& driver, Workload& work) {
+  const double probe_s = std::chrono::duration<double>(ProbeTime()).count();
+  auto probe = [&](double rate) {
+    RunLimits limits;
+    limits.cap = ProbeTime();
+    limits.rate = rate;
+    if (rate > 0) limits.max_ops = uint64_t(rate * probe_s) + 1;
+    return driver.Run(work, limits);
+  };
+  const RateSearch search = FindSustainableRate(probe, kP99BoundUs, kSearchSteps);
+  if (search.mismatches > 0) return ctx.Fail("a probe got a wrong answer: " + search.first_error);
+  if (search.capacity <= 0) return ctx.Fail("the closed-loop probe failed: " + search.first_error);
+  const double rate = search.sustainable > 0 ? search.sustainable : search.probes.back().target;
+  ctx.Measure(driver, work, uint64_t(rate * probe_s) + 1, rate);
+  SetInfo(ctx.state(), "sustainable_ops_per_s", search.sustainable);
+  SetInfo(ctx.state(), "closed_loop_ops_per_s", search.capacity);
+  SetInfo(ctx.state(), "p99_bound_ms", kP99BoundUs / 1000);
+  SetInfo(ctx.state(), "probes", double(search.probes.size()));
+  std::string probes;
+  for (const RateProbe& p : search.probes) {
+    char line[96];
+    std::snprintf(line, sizeof line, " %.0f/s:p99 %.1f ms%s", p.achieved, p.p99_us / 1000,
+                  p.target == 0 ? "(closed)"
+                  : p.held      ? ""
+                                : "(over)");
+    probes += line;
+  }
+  std::fprintf(stderr, "sustainable: %.0f ops/s at p99 < %.0f ms; probes%s\n", search.sustainable,
+               kP99BoundUs / 1000, probes.c_str());
+}
+
+void SustainableGets(ScenarioContext& ctx) {
+  HotKeyReads reads(ctx.stack().FreshTable("rate_get"), "get");
+  auto driver = ctx.Pool();
+  if (!driver) return;
+  if (!ctx.CallOk(*driver, reads.preload(), "preload")) return;
+  Sustainable(ctx, *driver, reads);
+}
+
+void SustainableSets(ScenarioContext& ctx) {
+  const std::string table = ctx.stack().FreshTable("rate_set");
+  auto driver = ctx.Pool();
+  if (!driver) return;
+  UniqueSets sets(table, SmallValue);
+  Sustainable(ctx, *driver, sets);
+  if (ctx.failed()) return;
+  ReadBack back(table, sets.SampleAcked(kReadBackSample), SmallValue);
+  if (!ctx.Untimed(*driver, back, "read-back")) return;
+  SetInfo(ctx.state(), "read_back", double(back.verified()));
+}
+
+void SustainableMixed(ScenarioContext& ctx) {
+  auto driver = ctx.Pool();
+  if (!driver) return;
+  MixedChain chains(ctx.stack().FreshTable("rate_mixed"));
+  Sustainable(ctx, *driver, chains);
+  if (!ctx.failed() && chains.chains() == 0) ctx.Fail("no chain of operations completed");
+}
+
 const bool kRegistered = AddRegistration([] {
   RegisterScenario({.name = "get-hot/sequential",
                     .body = [](ScenarioContext& c) { HotRead(c, "get", 1, 1, 20'000); },
@@ -273,6 +352,9 @@ const bool kRegistered = AddRegistration([] {
   RegisterScenario({"payload-512kb/set+get",
                     [](ScenarioContext& c) { Payload(c, 512 * 1024, 200); }, /*full_only=*/true});
   RegisterScenario({"all-scan/preloaded", Scan});
+  RegisterScenario({.name = "sustainable/get", .body = SustainableGets, .peer = true});
+  RegisterScenario({.name = "sustainable/set", .body = SustainableSets, .peer = true});
+  RegisterScenario({"sustainable/mixed", SustainableMixed});
   RegisterScenario({"spike-burst/idle->flood", [](ScenarioContext& c) {
                       Writes(c, "spike", c.options().concurrency, c.options().pipeline, 200'000,
                              std::chrono::milliseconds(250));

@@ -163,7 +163,8 @@ class LoadDriver::Impl {
   explicit Impl(const DriverOptions& options)
       : options_(options),
         sequential_(options.connections == 1 && options.pipeline == 1),
-        timer_(io_) {}
+        timer_(io_),
+        pace_timer_(io_) {}
 
   Status Open() {
     if (options_.connections == 0) return BadRequest("connections must be at least 1");
@@ -204,20 +205,37 @@ class LoadDriver::Impl {
     const double cpu_start = ThreadCpuSeconds();
     start_ns_ = NowNs();
     deadline_ns_ = start_ns_ + limits.cap.count();
+    pacing_ = limits.rate > 0;
+    free_slots_.clear();
     for (size_t c = 0; c < conns_.size(); ++c) {
       for (auto& slot : conns_[c]->slots) slot.done = !conns_[c]->open;
-      for (size_t s = 0; s < conns_[c]->slots.size(); ++s) Issue(c, s, start_ns_);
+      for (size_t s = 0; s < conns_[c]->slots.size(); ++s) {
+        if (pacing_) {
+          if (conns_[c]->open) free_slots_.push_back({c, s});
+        } else {
+          Issue(c, s, start_ns_);
+        }
+      }
       Flush(*conns_[c]);
     }
-    if (in_flight_ > 0 && sequential_) {
+    if (pacing_) {
+      // Slot 0 of every connection first, then slot 1, ...: the load is
+      // spread over the connections before it is pipelined on any.
+      std::stable_sort(free_slots_.begin(), free_slots_.end(),
+                       [](const auto& a, const auto& b) { return a.second > b.second; });
+      Pace();
+    }
+    if (in_flight_ > 0 && sequential_ && limits.rate <= 0) {
       RunSequential(*conns_[0]);
-    } else if (in_flight_ > 0) {
+    } else if (in_flight_ > 0 || pacing_) {
       for (auto& conn : conns_) StartRead(*conn);
       ScheduleSweep();
       io_.restart();
       io_.run();
     }
     timer_.cancel();
+    pace_timer_.cancel();
+    pacing_ = false;
     result_.wall_seconds = double(NowNs() - start_ns_) * 1e-9;
     result_.client_cpu_seconds = ThreadCpuSeconds() - cpu_start;
     workload_ = nullptr;
@@ -359,7 +377,7 @@ class LoadDriver::Impl {
   }
 
   void Flush(DriverConnection& conn) {
-    if (sequential_) return;  // RunSequential writes
+    if (sequential_ && limits_.rate <= 0) return;  // RunSequential writes
     if (conn.write_busy || conn.out.empty() || !conn.open) return;
     conn.write_busy = true;
     conn.writing.swap(conn.out);
@@ -438,7 +456,55 @@ class LoadDriver::Impl {
     } else if (std::string wrong = workload_->Check(c, s, view); !wrong.empty()) {
       Count(ErrorKind::kMismatch, wrong);
     }
-    Issue(c, s, now_ns);
+    Next(c, s, now_ns);
+  }
+
+  // The slot's request is over: a closed loop sends its next one now, an
+  // open loop hands the slot to the next request due.
+  void Next(size_t c, size_t s, int64_t now_ns) {
+    if (!pacing_) return Issue(c, s, now_ns);
+    if (!conns_[c]->slots[s].done && conns_[c]->open) free_slots_.push_back({c, s});
+    Pace();
+  }
+
+  // Open loop: sends every request due by now on free slots (last freed
+  // first), then sleeps until the next one is due; with no free slot the
+  // next reply calls it again.
+  void Pace() {
+    if (!pacing_) return;
+    const int64_t now_ns = NowNs();
+    const double ns_per_request = 1e9 / limits_.rate;
+    for (;;) {
+      if (issued_ >= limits_.max_ops || now_ns >= deadline_ns_) {
+        pacing_ = false;
+        pace_timer_.cancel();
+        return MaybeFinish();
+      }
+      const int64_t due_ns = start_ns_ + int64_t(double(issued_) * ns_per_request);
+      if (due_ns > now_ns) {
+        pace_timer_.expires_at(SteadyClock::time_point(std::chrono::nanoseconds(due_ns)));
+        pace_timer_.async_wait([this](const asio::error_code& ec) {
+          if (!ec) Pace();
+        });
+        return;
+      }
+      if (free_slots_.empty()) {
+        // Every slot busy: the next reply calls again. None busy either:
+        // every slot is done or lost, and nothing more can be sent.
+        if (in_flight_ == 0) {
+          pacing_ = false;
+          MaybeFinish();
+        }
+        return;
+      }
+      const auto [c, s] = free_slots_.back();
+      free_slots_.pop_back();
+      const uint64_t before = issued_;
+      Issue(c, s, due_ns);
+      if (issued_ == before) continue;  // the slot had nothing more to send
+      if (now_ns - due_ns > 1'000'000) ++result_.sent_late;
+      Flush(*conns_[c]);
+    }
   }
 
   // The connection is gone: its requests in flight are lost.
@@ -466,7 +532,7 @@ class LoadDriver::Impl {
     timer_.async_wait([this](const asio::error_code& ec) {
       if (ec || workload_ == nullptr) return;
       Sweep();
-      if (in_flight_ > 0) ScheduleSweep();
+      if (in_flight_ > 0 || pacing_) ScheduleSweep();
     });
   }
 
@@ -485,7 +551,7 @@ class LoadDriver::Impl {
         Count(ErrorKind::kTimeout, "no reply within " + std::to_string(options_.timeout.count()) +
                                        " ms on connection " + std::to_string(c));
         workload_->Failed(c, s, false);
-        Issue(c, s, now_ns);
+        Next(c, s, now_ns);
       }
       Flush(conn);
     }
@@ -493,7 +559,7 @@ class LoadDriver::Impl {
   }
 
   void MaybeFinish() {
-    if (in_flight_ == 0 && workload_ != nullptr) io_.stop();
+    if (in_flight_ == 0 && !pacing_ && workload_ != nullptr) io_.stop();
   }
 
   void Count(ErrorKind kind, const std::string& what) {
@@ -511,6 +577,7 @@ class LoadDriver::Impl {
   const bool sequential_;  // see RunSequential
   asio::io_context io_{1};
   asio::steady_timer timer_;
+  asio::steady_timer pace_timer_;  // open loop: when the next request is due
   std::vector<std::unique_ptr<DriverConnection>> conns_;
   ws::MaskKeys mask_keys_;
   // The current run.
@@ -519,6 +586,8 @@ class LoadDriver::Impl {
   RunResult result_;
   uint64_t issued_ = 0;
   uint64_t in_flight_ = 0;
+  bool pacing_ = false;                                // an open loop still sending
+  std::vector<std::pair<size_t, size_t>> free_slots_;  // open loop: (conn, slot)
   int64_t start_ns_ = 0;
   int64_t deadline_ns_ = 0;
   size_t only_conn_ = SIZE_MAX;

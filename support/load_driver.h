@@ -76,6 +76,14 @@ struct RunLimits {
   // Wall-time budget, checked before each request is sent; requests in
   // flight at the cap still get their reply (or their timeout).
   std::chrono::nanoseconds cap = std::chrono::seconds(25);
+  // Requests per second over all connections; 0 is a closed loop (each
+  // slot sends its next request when its reply came). Above 0 the run is
+  // open-loop, as wrk2 drives a server: request k is due at start + k/rate
+  // whatever the replies, goes out on the next free slot, and its latency
+  // is measured from when it was due, so a stall of the server shows in
+  // the latency of every request it delayed instead of being hidden by a
+  // client that waited (coordinated omission).
+  double rate = 0;
 };
 
 struct RunResult {
@@ -85,6 +93,10 @@ struct RunResult {
   double wall_seconds = 0;
   double client_cpu_seconds = 0;  // CPU of the driving thread during the run
   bool capped = false;            // the cap stopped the run before its work ended
+  // Open-loop runs: requests that went out more than 1 ms after they were
+  // due, because every slot had a request in flight or the client's thread
+  // ran late (their latency counts the wait).
+  uint64_t sent_late = 0;
   LatencyRecorder latency;
 
   uint64_t error_count() const;

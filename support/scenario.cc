@@ -139,10 +139,11 @@ uint64_t ScenarioContext::Ops(uint64_t standard) const {
   return std::clamp<uint64_t>(static_cast<uint64_t>(scaled), 1, kMaxOps);
 }
 
-const RunResult& ScenarioContext::Measure(LoadDriver& driver, Workload& workload,
-                                          uint64_t max_ops) {
+const RunResult& ScenarioContext::Measure(LoadDriver& driver, Workload& workload, uint64_t max_ops,
+                                          double rate) {
   RunLimits limits;
   limits.max_ops = max_ops;
+  limits.rate = rate;
   limits.cap = options().Cap();
   const std::optional<double> server_before = stack_.ServerCpuSeconds();
   run_ = driver.Run(workload, limits);

@@ -47,8 +47,10 @@ class ScenarioContext {
   // `standard` ops scaled by the profile, at least 1 and at most 500,000.
   uint64_t Ops(uint64_t standard) const;
 
-  // The measured run: `max_ops` requests at most, within --cap. Call once.
-  const RunResult& Measure(LoadDriver& driver, Workload& workload, uint64_t max_ops);
+  // The measured run: `max_ops` requests at most, within --cap; open-loop
+  // at `rate` requests per second when it is above 0. Call once.
+  const RunResult& Measure(LoadDriver& driver, Workload& workload, uint64_t max_ops,
+                           double rate = 0);
   // The measured run in parts, for a scenario that alternates its requests
   // with another measurement: each call runs up to `max_ops` requests
   // (within --cap) and adds them to the one result; returns the part's own.

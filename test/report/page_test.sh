@@ -4,7 +4,7 @@
 # never shown as passed, a folder without a record never as green), every
 # family's status, memory figures compared like with like, deterministic
 # counters and pack_bench's sizes, time per operation for the end-to-end
-# cases, capped runs flagged, stores side by side, whole labels, a history
+# cases, capped runs flagged, stores side by side, sustainable rates, whole labels, a history
 # chart, and that every chart drew pixels and bad input is refused. Leaves
 # page.html and page.png for each fixture in OUT_DIR.
 #
@@ -83,6 +83,8 @@ has quick 'data-verdict="ok"'
 has quick 'Every family that ran passed its checks'
 has quick '<tr data-family="kv_bench"><td class="name"><a href="#family-kv_bench">kv_bench</a></td><td class="ok">ok</td>'
 has quick 'Stores side by side'
+has quick '<h3>Sustainable rate</h3>'  # the open-loop search's answer
+has quick '<td class="name">sustainable/get/memory/commit</td><td>4.86 k/s</td>'
 has quick 'statements_per_write ≡'  # a deterministic counter
 has quick 'hot_heap_bytes'          # pack_bench's sizes
 has quick 'class="flag capped"'     # the capped kv case

@@ -250,6 +250,19 @@ function chartHeight(rows, perRow) {
   return 60 + perRow * Math.max(1, rows);
 }
 
+// The sustainable-rate scenarios: the highest open-loop rate that held the
+// p99 bound, beside what a closed loop reached.
+function sustainableTable(fam) {
+  const rows = fam.benchmarks.filter((b) => Number.isFinite(b.counters?.sustainable_ops_per_s));
+  if (rows.length === 0) return '';
+  const body = rows.map((b) => `<tr><td class="name">${h(shortName(b.name))}</td><td>${rate(b.counters.sustainable_ops_per_s)}</td>\
+<td>${rate(b.counters.closed_loop_ops_per_s)}</td><td>${num(b.counters.p99_bound_ms)} ms</td><td>${num(latencyOf(b).p99)} µs</td></tr>`);
+  return `<h3>Sustainable rate</h3>
+<p class="note">The highest rate at which requests sent on a fixed schedule (latency counted from when each was due) kept their p99 under the bound with no error, found by a bounded search of short probes; beside it, the rate of a closed loop, which never waits for a schedule.</p>
+<table class="results sustainable"><thead><tr><th>Case</th><th>Sustainable</th><th>Closed loop</th><th>p99 bound</th><th>p99 at the sustainable rate</th></tr></thead>
+<tbody>${body.join('\n')}</tbody></table>`;
+}
+
 function familySection(fam, hasBase, history) {
   const charts = [];
   const n = fam.benchmarks.length;
@@ -268,6 +281,7 @@ function familySection(fam, hasBase, history) {
   return `<section id="family-${h(fam.family)}"><h2>${h(fam.family)}</h2>
 ${familyTable(fam, hasBase)}
 ${storesTable(fam)}
+${sustainableTable(fam)}
 ${countersTable(fam)}
 <div class="charts">${charts.join('\n')}</div></section>`;
 }

@@ -1,0 +1,93 @@
+// The load driver's open loop against a real server (in process, SQLite):
+// requests go out on schedule and never early, every one is answered and
+// counted, and a server that holds requests shows in the latency of the
+// requests waiting behind them (latency from when a request was due, not
+// from when a free slot let it out). The assertions are lower bounds that
+// a slow machine can only make larger.
+#include <chrono>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "support/load_driver.h"
+#include "support/stack.h"
+
+#include "test/status_matchers.h"
+
+namespace skiff::bench {
+namespace {
+
+using std::chrono::milliseconds;
+
+class SameRequest final : public Workload {
+ public:
+  explicit SameRequest(std::string body) : body_(std::move(body)) {}
+  bool Next(size_t, size_t, std::string& body) override {
+    body += body_;
+    return true;
+  }
+  std::string Check(size_t, size_t, const ReplyView&) override { return {}; }
+
+ private:
+  const std::string body_;
+};
+
+// An open-loop run of `work`: `ops` requests at `rate` per second.
+RunResult OpenLoop(LoadDriver& driver, Workload& work, double rate, uint64_t ops) {
+  RunLimits limits;
+  limits.rate = rate;
+  limits.max_ops = ops;
+  limits.cap = std::chrono::seconds(60);
+  return driver.Run(work, limits);
+}
+
+std::unique_ptr<Stack> StartStack() {
+  StackOptions options;
+  options.store = "sqlite";
+  Result<std::unique_ptr<Stack>> stack = Stack::Start(options);
+  EXPECT_OK(stack);
+  return stack.ok() ? std::move(*stack) : nullptr;
+}
+
+TEST(OpenLoopTest, SendsOnScheduleAndNeverEarly) {
+  auto stack = StartStack();
+  ASSERT_NE(stack, nullptr);
+  auto driver = stack->Connect(4, 8, milliseconds(10000));
+  ASSERT_OK(driver);
+  SameRequest ping(R"("op":"ping")");
+  const RunResult run = OpenLoop(**driver, ping, 2000, 300);
+  EXPECT_EQ(run.ops, 300u);
+  EXPECT_EQ(run.error_count(), 0u) << run.first_error;
+  EXPECT_FALSE(run.capped);
+  EXPECT_EQ(run.latency.Summarize().count, 300u);
+  // Request 299 is due 299/2000 s after the start, and not sent before.
+  EXPECT_GE(run.wall_seconds, 299.0 / 2000.0);
+}
+
+TEST(OpenLoopTest, LatencyCountsTheWaitForAFreeSlot) {
+  auto stack = StartStack();
+  ASSERT_NE(stack, nullptr);
+  // One slot, and a request the server holds for 30 ms (a sync wait that
+  // nothing wakes), due every 5 ms: request k waits for the k before it.
+  auto driver = stack->Connect(1, 1, milliseconds(10000));
+  ASSERT_OK(driver);
+  SameRequest wait(R"("op":"wait","since":0,"timeout_ms":30)");
+  const RunResult run = OpenLoop(**driver, wait, 200, 10);
+  ASSERT_EQ(run.ops, 10u);
+  EXPECT_EQ(run.error_count(), 0u) << run.first_error;
+  // The last request was due at 45 ms and answered no sooner than 300 ms
+  // after the start (ten holds of 30 ms, one after the other).
+  const LatencySummary latency = run.latency.Summarize();
+  EXPECT_GE(latency.max_us, 300'000.0 - 45'000.0);
+  EXPECT_GE(run.sent_late, 8u);
+  // A closed loop on the same slot sees only the holds themselves.
+  RunLimits closed;
+  closed.max_ops = 10;
+  const RunResult c = (*driver)->Run(wait, closed);
+  EXPECT_EQ(c.error_count(), 0u) << c.first_error;
+  EXPECT_GE(c.latency.Summarize().max_us, 30'000.0);
+  EXPECT_EQ(c.sent_late, 0u);
+}
+
+}  // namespace
+}  // namespace skiff::bench
