@@ -13,8 +13,10 @@
 // sample of answers against the brute-force great-circle oracle (recall and
 // largest distance error, within the target's documented bounds), moved
 // points found at their new place and not at their old one. A peer that is
-// not installed is skipped, loudly. The geo_index/* cases measure skiffd's
-// in-memory index in this process: 500-nearest, a move, and a rebuild.
+// not installed is skipped, loudly. The skiffd-* targets are skiffd itself,
+// a child process answering `near` over its WebSocket; the geo_index/*
+// cases measure its in-memory index in this process: 500-nearest, a move,
+// and a rebuild.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -55,6 +57,10 @@ const std::vector<Peer>& Peers() {
       {"postgres-point", geo::OpenPostgresPointTarget, true},
       {"postgis", geo::OpenPostgisTarget, true},
       {"sqlite-rtree", geo::OpenSqliteRtreeTarget, false},
+      // skiffd itself, a child process over its WebSocket.
+      {"skiffd-sqlite-commit", [] { return geo::OpenSkiffdTarget("sqlite", "commit"); }, false},
+      {"skiffd-sqlite-memory", [] { return geo::OpenSkiffdTarget("sqlite", "memory"); }, false},
+      {"skiffd-postgres-commit", [] { return geo::OpenSkiffdTarget("postgres", "commit"); }, true},
   };
   return *peers;
 }

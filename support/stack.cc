@@ -57,6 +57,9 @@ class Stack::Impl {
         store_->store(), kUser,
         server::Permissions({std::string(server::kAllTables)}, {std::string(server::kAllTables)}));
     if (!secret.ok()) return secret.status();
+    for (const server::GeoSpec& spec : options_.geo_indexes) {
+      SKIFF_RETURN_IF_ERROR(server::AddGeoIndex(store_->store(), spec));
+    }
     user_ = kUser;
     secret_ = *secret;
     host_ = "127.0.0.1";

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "base/status.h"
+#include "server/geo_catalog.h"
 #include "server/permissions.h"
 #include "store/store.h"
 #include "support/load_driver.h"
@@ -52,6 +53,9 @@ struct StackOptions {
   size_t io_threads = 1;
   // More skiffd flags for a child (--pack-after-s 2 ...).
   std::vector<std::string> child_flags;
+  // Geo indexes declared in the fresh store before the server starts (in
+  // the catalog, as `skiff geo add` does).
+  std::vector<server::GeoSpec> geo_indexes;
   uint32_t drop_one_add_in = 0;  // test only; in-process servers only
 };
 

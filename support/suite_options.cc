@@ -188,11 +188,13 @@ void AddOptions(CLI::App& app, SuiteOptions& o, std::string* stores, std::string
       ->group(geo);
   app.add_option("--geo-targets", o.geo_targets,
                  "comma-separated targets: redis, tarantool, postgres-point, postgis, "
-                 "sqlite-rtree, index (the in-process index); all when not given")
+                 "sqlite-rtree, skiffd-sqlite-commit, skiffd-sqlite-memory, "
+                 "skiffd-postgres-commit, index (the in-process index); all when not given")
       ->envname("SKIFF_GEO_TARGETS")
       ->delimiter(',')
-      ->check(CLI::IsMember(
-          {"redis", "tarantool", "postgres-point", "postgis", "sqlite-rtree", "index"}))
+      ->check(CLI::IsMember({"redis", "tarantool", "postgres-point", "postgis", "sqlite-rtree",
+                             "skiffd-sqlite-commit", "skiffd-sqlite-memory",
+                             "skiffd-postgres-commit", "index"}))
       ->group(geo);
 }
 

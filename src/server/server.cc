@@ -81,6 +81,9 @@ class Server::Impl {
         workers_(kStoreWorkers),
         handler_(options, store, documents_, *sync_, workers_) {}
 
+  // Before Listen: no write may race the build.
+  Status LoadGeoIndexes() { return documents_.LoadGeoIndexes(); }
+
   Status Listen(const ServerOptions& options, const Clock& clock) {
     internal::ListenerOptions lo;
     lo.address = options.address;
@@ -153,6 +156,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, stor
   SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<sync::SyncEngine> sync,
                          sync::SyncEngine::Start(store, clock));
   auto impl = std::make_unique<Impl>(options, store, clock, std::move(sync));
+  SKIFF_RETURN_IF_ERROR(impl->LoadGeoIndexes());
   SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }

@@ -16,6 +16,11 @@
 //                    GiST, KNN `<->` (sphere distance)
 //   sqlite-rtree     SQLite in this process, a file in a temp dir: an R*Tree
 //                    table, box query ordered by a haversine SQL function
+//   skiffd-STORE-DURABILITY
+//                    skiffd itself, a child process (support/stack.h) on a
+//                    fresh sqlite file or postgres schema in commit or memory
+//                    durability: `set` and the `near` op with the box,
+//                    through the client SDK
 //
 // Open* returns unavailable, with the Debian package to install, when the
 // peer cannot run here; the benchmark then reports it missing.
@@ -36,6 +41,9 @@ Result<std::unique_ptr<GeoTarget>> OpenTarantoolTarget();
 Result<std::unique_ptr<GeoTarget>> OpenPostgresPointTarget();
 Result<std::unique_ptr<GeoTarget>> OpenPostgisTarget();
 Result<std::unique_ptr<GeoTarget>> OpenSqliteRtreeTarget();
+// `store` is sqlite or postgres, `durability` commit or memory.
+Result<std::unique_ptr<GeoTarget>> OpenSkiffdTarget(const std::string& store,
+                                                    const std::string& durability);
 
 }  // namespace skiff::bench::geo
 

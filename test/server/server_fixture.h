@@ -5,9 +5,12 @@
 #ifndef SKIFF_TEST_SERVER_SERVER_FIXTURE_H_
 #define SKIFF_TEST_SERVER_SERVER_FIXTURE_H_
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -81,6 +84,18 @@ class ServerFixture : public ::testing::Test {
     o.connections = connections;
     o.max_in_flight = in_flight;
     return Connect(o);
+  }
+
+  // Polls stats until `pred` holds for its "tiers" (at most 1,000 times, 10
+  // ms apart): the tier sweeper runs on its own thread, so a test waits for
+  // what it moved rather than for a time.
+  static bool WaitForTiers(client::Client& c, const std::function<bool(const doc::Value&)>& pred) {
+    for (int i = 0; i < 1000; ++i) {
+      auto stats = c.Stats();
+      if (stats.ok() && pred((*stats)["tiers"])) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
   }
 
   client::Client& Connect(const client::ClientOptions& o) {

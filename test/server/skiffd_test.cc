@@ -163,5 +163,46 @@ TEST_F(SkiffdTest, AdminCliCreatesAUserWhoCanLogIn) {
   EXPECT_TRUE(again.empty()) << again;
 }
 
+TEST_F(SkiffdTest, AdminCliDeclaresAGeoIndexBuiltAtStart) {
+  const std::string secret = AddOps();
+  {
+    auto store = store::OpenStore(url_);
+    ASSERT_OK(store);
+    ASSERT_OK((*store)->Put("shops", "near", R"({"pos":{"lat":1.0,"lon":2.0}})"));
+    ASSERT_OK((*store)->Put("shops", "far", R"({"pos":{"lat":1.5,"lon":2.0}})"));
+    ASSERT_OK((*store)->Put("shops", "nowhere", R"({"name":"x"})"));
+  }
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "geo", "add", "shops", "--lat",
+                                 "pos.lat", "--lon", "pos.lon"}),
+            0);
+  std::string listed;
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "geo", "list"}, &listed), 0);
+  EXPECT_EQ(listed, "shops\tlat pos.lat, lon pos.lon");
+  // Half a declaration, or both kinds, is refused.
+  EXPECT_NE(support::RunCommand({SKIFF_PATH, "--store", url_, "geo", "add", "t", "--lat", "a"}), 0);
+  EXPECT_NE(support::RunCommand({SKIFF_PATH, "--store", url_, "geo", "add", "t", "--lat", "a",
+                                 "--lon", "b", "--point", "c"}),
+            0);
+  EXPECT_NE(support::RunCommand({SKIFF_PATH, "--store", url_, "geo", "delete", "t"}), 0);
+
+  uint16_t port = Spawn();
+  ASSERT_NE(port, 0);
+  client::ClientOptions o;
+  o.port = port;
+  o.user = "ops";
+  o.secret = secret;
+  auto c = client::Client::Connect(o);
+  ASSERT_OK(c);
+  auto reply = (*c)->CallSync({{"op", "near"}, {"table", "shops"}, {"lat", 1}, {"lon", 2}});
+  ASSERT_OK(reply);
+  ASSERT_EQ((*reply)["items"].size(), 2u);
+  EXPECT_EQ((*reply)["items"][0]["key"], "near");
+  EXPECT_EQ((*reply)["items"][1]["key"], "far");
+  auto stats = (*c)->Stats();
+  ASSERT_OK(stats);
+  EXPECT_EQ((*stats)["geo"]["shops"]["points"], 2);
+  EXPECT_EQ((*stats)["geo"]["shops"]["unindexed"], 1);
+}
+
 }  // namespace
 }  // namespace skiff::testing

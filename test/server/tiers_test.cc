@@ -1,8 +1,6 @@
 // Memory tiers through the real server, with time driven by a ManualClock:
 // idle documents are packed, then evicted, and read back intact.
 #include <chrono>
-#include <functional>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -27,16 +25,6 @@ class TiersTest : public ServerFixture {
     server_ = std::move(*server);
   }
 
-  // Polls stats (bounded) until `pred` holds; the sweeper runs on its own.
-  bool WaitFor(client::Client& c, const std::function<bool(const Value&)>& pred) {
-    for (int i = 0; i < 400; ++i) {
-      auto stats = c.Stats();
-      if (stats.ok() && pred((*stats)["tiers"])) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  }
-
   ManualClock manual_;
 };
 
@@ -45,18 +33,18 @@ TEST_F(TiersTest, IdleDocumentsArePackedThenEvictedAndReadBack) {
   Value doc = {{"name", "skiff"}, {"list", {1, 2, 3}}, {"nested", {{"x", 1.5}}}};
   ASSERT_OK(c.Set("t", "a", doc));
   ASSERT_OK(c.Set("t", "b", 2));
-  EXPECT_TRUE(WaitFor(c, [](const Value& t) { return t["hot"]["documents"] == 2; }));
+  EXPECT_TRUE(WaitForTiers(c, [](const Value& t) { return t["hot"]["documents"] == 2; }));
 
   manual_.Advance(seconds(11));
-  ASSERT_TRUE(WaitFor(c, [](const Value& t) { return t["packed"]["documents"] == 2; }));
+  ASSERT_TRUE(WaitForTiers(c, [](const Value& t) { return t["packed"]["documents"] == 2; }));
   // Reading brings a packed document back to hot, unchanged.
   EXPECT_EQ(**c.Get("t", "a"), doc);
-  ASSERT_TRUE(WaitFor(c, [](const Value& t) {
+  ASSERT_TRUE(WaitForTiers(c, [](const Value& t) {
     return t["hot"]["documents"] == 1 && t["packed"]["documents"] == 1;
   }));
 
   manual_.Advance(seconds(61));
-  ASSERT_TRUE(WaitFor(c, [](const Value& t) {
+  ASSERT_TRUE(WaitForTiers(c, [](const Value& t) {
     return t["hot"]["documents"] == 0 && t["packed"]["documents"] == 0 &&
            t["evicted"]["documents"] == 2;
   }));

@@ -134,13 +134,15 @@ bool DocumentCache::LatestText(std::string_view table, std::string_view key,
   return true;
 }
 
-void DocumentCache::WriteFailed(std::string_view table, std::string_view key, uint64_t seq) {
+void DocumentCache::WriteFailed(std::string_view table, std::string_view key, uint64_t seq,
+                                const std::function<void()>& dropped) {
   Lookup entry(*this, table, key);
   if (!entry.found()) return;
   CachedDocument& doc = entry.doc();
   if (doc.last_write != seq) return;  // a newer write carries the document now
   Count(doc.form, -1);
   entry.Erase();
+  if (dropped) dropped();
 }
 
 void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nanoseconds evict_after,

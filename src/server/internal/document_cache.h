@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -116,8 +117,10 @@ class DocumentCache {
 
   // Write number `seq` of (table, key) failed for good. Unless a newer write
   // of the key is queued, the cached copy is dropped, so the next access
-  // reads what the store really holds.
-  void WriteFailed(std::string_view table, std::string_view key, uint64_t seq);
+  // reads what the store really holds, and `dropped` runs, still under the
+  // key's lock.
+  void WriteFailed(std::string_view table, std::string_view key, uint64_t seq,
+                   const std::function<void()>& dropped);
 
   // Packs documents idle for `pack_after` and evicts those idle for
   // `evict_after` (zero disables either); only documents whose last write

@@ -6,6 +6,7 @@ namespace skiff::server::internal {
 
 Documents::Documents(store::Store& store, const Clock& clock, const DocumentsOptions& options)
     : options_(options),
+      store_(store),
       cache_(store, clock, options.shards),
       committer_(store, options.durability, options.flush_interval, options.stop_grace) {
   // Memory mode's WriteLatest writes are read from the cache when
@@ -41,6 +42,15 @@ std::optional<std::string> Documents::StoredText(CachedDocument& doc) {
     return json;
   }
   return std::nullopt;
+}
+
+void Documents::WriteFailed(const std::string& table, const std::string& key, uint64_t seq) {
+  cache_.WriteFailed(table, key, seq, [&] {
+    // A store read on the committer's thread, under the key's lock, only
+    // after a failure and only for a table with a geo index: a write of the
+    // key waits for it, which keeps the index in the key's order.
+    if (geo_.Has(table)) geo_.FollowStored(table, key, store_.Get(table, key));
+  });
 }
 
 Status Documents::Flush() { return committer_.Flush(); }

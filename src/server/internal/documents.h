@@ -10,8 +10,9 @@
 // to every write has one place here:
 //   - may it go ahead (the memory-durability backlog bound; the cluster
 //     ownership check): Admit(), before the change;
-//   - what else must follow the document (a geo index): AfterChange(),
-//     under the key's lock, right after the change;
+//   - what else must follow the document (the table's geo index):
+//     AfterChange(), under the key's lock, right after the change; a write
+//     that failed for good puts the index back to what the store holds;
 //   - what the store gets and when the client hears: Persist().
 //
 // Durability kCommit acknowledges a write once its transaction committed
@@ -36,6 +37,7 @@
 #include "server/internal/cached_document.h"
 #include "server/internal/committer.h"
 #include "server/internal/document_cache.h"
+#include "server/internal/geo_indexes.h"
 #include "server/server_options.h"
 #include "store/store.h"
 
@@ -108,6 +110,10 @@ class Documents {
   // Idempotent.
   Status Stop();
 
+  // Reads the geo catalog and builds the indexes; before the first write.
+  Status LoadGeoIndexes() { return geo_.Load(store_); }
+  const GeoIndexes& geo() const { return geo_; }
+
   TierStats tiers() const { return cache_.stats(); }
   CommitterCounters commits() const { return committer_.counters(); }
 
@@ -115,11 +121,15 @@ class Documents {
   // May a write go ahead? unavailable while memory durability's backlog is
   // over its bounds (the store is not taking writes).
   Status Admit() const;
-  // What follows each change of a document, under the key's lock. (A
-  // secondary index of the document goes here.)
+  // What follows each change of a document, under the key's lock: the
+  // table's geo index.
   void AfterChange(std::string_view table, std::string_view key, const CachedDocument& doc) {
-    (void)table, (void)key, (void)doc;
+    geo_.Follow(table, key, doc);
   }
+  // Write number `seq` of (table, key) failed for good: the cache drops its
+  // copy, and under the same lock the geo index takes the store's position
+  // (or none), so it never keeps one the store did not get.
+  void WriteFailed(const std::string& table, const std::string& key, uint64_t seq);
   // The JSON text the store gets for `doc` (nullopt: delete). A tree is
   // serialised, and its byte count updated.
   static std::optional<std::string> StoredText(CachedDocument& doc);
@@ -131,6 +141,8 @@ class Documents {
   void StopSweeper();
 
   const DocumentsOptions options_;
+  store::Store& store_;
+  GeoIndexes geo_;
   DocumentCache cache_;
   Committer committer_;
 
@@ -199,7 +211,7 @@ void Documents::Persist(std::string_view table, std::string_view key, CachedDocu
       committer_.Write(std::string(table), std::string(key), StoredText(doc),
                        [this, ack = std::move(ack), table = std::string(table),
                         key = std::string(key)](const Status& status, uint64_t seq) mutable {
-                         if (!status.ok()) cache_.WriteFailed(table, key, seq);
+                         if (!status.ok()) WriteFailed(table, key, seq);
                          ack(status);
                        });
 }

@@ -15,7 +15,7 @@ struct OpEntry {
   std::string_view name;
   Op op;
 };
-constexpr std::array<OpEntry, 16> kOps = {{{"login", Op::kLogin},
+constexpr std::array<OpEntry, 17> kOps = {{{"login", Op::kLogin},
                                            {"logout", Op::kLogout},
                                            {"ping", Op::kPing},
                                            {"echo", Op::kEcho},
@@ -30,7 +30,8 @@ constexpr std::array<OpEntry, 16> kOps = {{{"login", Op::kLogin},
                                            {"push", Op::kPush},
                                            {"pull", Op::kPull},
                                            {"bootstrap", Op::kBootstrap},
-                                           {"wait", Op::kWait}}};
+                                           {"wait", Op::kWait},
+                                           {"near", Op::kNear}}};
 
 std::string Json(const doc::Value& v) {
   // Replace rather than throw on invalid UTF-8: parsed input is already
@@ -108,6 +109,49 @@ Status DecodeAdd(doc::Value& obj, Request& r) {
   return Status::Ok();
 }
 
+// A number field; nullopt when absent (or null) and not `required`.
+Result<std::optional<double>> GetNumber(const doc::Value& obj, const char* name, bool required) {
+  const doc::Value* v = Find(obj, name);
+  if (v == nullptr || (!required && v->is_null())) {
+    if (required) return Missing(name);
+    return std::optional<double>();
+  }
+  if (!v->is_number()) return BadRequest(std::string("field '") + name + "' must be a number");
+  return std::optional<double>(v->get<double>());
+}
+
+// Types here; ranges in GeoIndex::CheckQuery, which the index runs on every
+// query (the messages name the fields the same way).
+Status DecodeNear(const doc::Value& obj, Request& r) {
+  SKIFF_RETURN_IF_ERROR(GetTableKey(obj, r, false));
+  SKIFF_ASSIGN_OR_RETURN(std::optional<double> lat, GetNumber(obj, "lat", true));
+  SKIFF_ASSIGN_OR_RETURN(std::optional<double> lon, GetNumber(obj, "lon", true));
+  r.geo.lat = *lat;
+  r.geo.lon = *lon;
+  if (const doc::Value* limit = Find(obj, "limit"); limit != nullptr && !limit->is_null()) {
+    const bool in_range = limit->is_number_unsigned() && limit->get<uint64_t>() >= 1 &&
+                          limit->get<uint64_t>() <= GeoIndex::kMaxLimit;
+    if (!in_range) {
+      return BadRequest("field 'limit' must be an integer from 1 to " +
+                        std::to_string(GeoIndex::kMaxLimit));
+    }
+    r.geo.limit = limit->get<size_t>();
+  }
+  SKIFF_ASSIGN_OR_RETURN(r.geo.radius_m, GetNumber(obj, "radius_m", false));
+  if (const doc::Value* box = Find(obj, "box_m"); box != nullptr && !box->is_null()) {
+    if (!box->is_array() || box->size() != 2 || !(*box)[0].is_number() || !(*box)[1].is_number()) {
+      return BadRequest("field 'box_m' must be [width, height], two numbers of metres");
+    }
+    r.geo.box_w_m = (*box)[0].get<double>();
+    r.geo.box_h_m = (*box)[1].get<double>();
+  }
+  if (const doc::Value* values = Find(obj, "values"); values != nullptr && !values->is_null()) {
+    if (!values->is_boolean()) return BadRequest("field 'values' must be true or false");
+    r.values = values->get<bool>();
+  }
+  return Status::Ok();
+}
+
 Status DecodeFields(doc::Value& obj, Request& r) {
   switch (r.op) {
     case Op::kLogin:
@@ -138,6 +182,8 @@ Status DecodeFields(doc::Value& obj, Request& r) {
     case Op::kBootstrap:
     case Op::kWait:
       return DecodeSyncFields(obj, r);
+    case Op::kNear:
+      return DecodeNear(obj, r);
   }
   return Internal("unhandled op");
 }

@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "doc/document.h"
 #include "doc/path.h"
+#include "server/internal/geo_index.h"
 #include "store/store.h"
 #include "sync/types.h"
 
@@ -36,7 +37,9 @@ enum class Op {
   kPush,
   kPull,
   kBootstrap,
-  kWait
+  kWait,
+  // Geo (docs/geo.md).
+  kNear
 };
 
 std::string_view OpName(Op op);
@@ -64,6 +67,10 @@ struct Request {
   uint64_t since = 0;               // pull wait
   store::SyncRowCursor sync_after;  // bootstrap; empty group = from the start
   uint64_t timeout_ms = 0;          // wait
+  // near: the query (its ranges are checked by GeoIndex::CheckQuery) and
+  // whether each item carries its document.
+  GeoQuery geo;
+  bool values = false;
 };
 
 // Decodes one request frame. On error, `*id` holds the request id when the

@@ -114,7 +114,7 @@ class WriteAck {
 
 const RequestHandler::OpRow& RequestHandler::RowFor(Op op) {
   // In the order of the Op enum (checked below).
-  static const std::array<OpRow, 16> kRows = {{
+  static const std::array<OpRow, 17> kRows = {{
       {Op::kLogin, Access::kAnyone, true, &RequestHandler::Login},
       {Op::kLogout, Access::kSession, false, &RequestHandler::Logout},
       {Op::kPing, Access::kAnyone, false, &RequestHandler::Ping},
@@ -132,6 +132,7 @@ const RequestHandler::OpRow& RequestHandler::RowFor(Op op) {
       {Op::kPull, Access::kSession, true, &RequestHandler::Pull},
       {Op::kBootstrap, Access::kSession, true, &RequestHandler::Bootstrap},
       {Op::kWait, Access::kSession, false, &RequestHandler::Wait},
+      {Op::kNear, Access::kReader, false, &RequestHandler::Near},
   }};
   const OpRow& row = kRows[static_cast<size_t>(op)];
   SKIFF_CHECK(row.op == op);
@@ -377,6 +378,50 @@ Status RequestHandler::Merge(Call& c) {
   });
 }
 
+Status RequestHandler::Near(Call& c) {
+  const Request& r = c.r;
+  thread_local std::vector<GeoHit> hits;
+  SKIFF_RETURN_IF_ERROR(documents_.geo().Nearest(r.table, r.geo, &hits));
+  std::string reply;
+  ReplyWriter w(reply, r.id);
+  std::string& out = w.Open("items").out();
+  out += '[';
+  bool first = true;
+  for (const GeoHit& hit : hits) {
+    const size_t start = out.size();
+    out += first ? "{\"key\":" : ",{\"key\":";
+    out += JsonString(hit.key);
+    out += ",\"dist_m\":";
+    char digits[32];
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, hit.dist_m).ptr);
+    if (r.values) {
+      bool resident = true;
+      bool exists = false;
+      SKIFF_RETURN_IF_ERROR(documents_.Read(
+          r.table, hit.key,
+          [&](const CachedDocument& d) {
+            exists = d.exists();
+            if (!exists) return;
+            out += ",\"value\":";
+            AppendDocument(out, d);
+          },
+          c.on_worker ? nullptr : &resident));
+      // Evicted: the whole answer is made again on a store worker.
+      if (!resident) return Offload(c);
+      if (!exists) {
+        // Deleted since the index answered: left out.
+        out.resize(start);
+        continue;
+      }
+    }
+    out += '}';
+    first = false;
+  }
+  out += ']';
+  c.conn->Send(std::move(w.Finish()));
+  return Status::Ok();
+}
+
 Status RequestHandler::All(Call& c) {
   const Request& r = c.r;
   // The store is the source for scans; first make it hold every write
@@ -407,6 +452,15 @@ Status RequestHandler::Stats(Call& c) {
   CommitterCounters commits = documents_.commits();
   sync::SyncCounters sync = sync_.counters();
   const ListenerStats network = network_stats_ ? network_stats_() : ListenerStats();
+  doc::Value geo = doc::Value::object();
+  for (const GeoTableStats& g : documents_.geo().Stats()) {
+    geo[g.table] = {{"reads", g.reads},
+                    {"points", g.points},
+                    {"unindexed", g.unindexed},
+                    {"bytes", g.bytes},
+                    {"bytes_per_point", g.points == 0 ? 0.0 : double(g.bytes) / double(g.points)},
+                    {"rebuild_ms", g.rebuild_ms}};
+  }
   doc::Value fields = {
       {"tiers",
        {{"hot", {{"documents", tiers.hot.documents}, {"bytes", tiers.hot.bytes}}},
@@ -442,6 +496,7 @@ Status RequestHandler::Stats(Call& c) {
         {"waits_held", sync.waits_held},
         {"waits_woken", sync.waits_woken},
         {"waits_expired", sync.waits_expired}}},
+      {"geo", std::move(geo)},
   };
   c.conn->Send(EncodeOk(c.r.id, fields));
   return Status::Ok();

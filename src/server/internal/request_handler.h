@@ -89,6 +89,9 @@ class RequestHandler final : public ListenerHandler {
   Status Merge(Call& c);
   Status All(Call& c);
   Status Stats(Call& c);
+  // The nearest documents of a table with a geo index; with `values`, each
+  // with its document (read like get's, offloaded when one is evicted).
+  Status Near(Call& c);
   // Sync ops (request_handler_sync.cc).
   Status Push(Call& c);
   Status Pull(Call& c);
