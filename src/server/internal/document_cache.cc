@@ -54,6 +54,26 @@ Result<CachedDocument> DocumentCache::Load(std::string_view table, std::string_v
   return doc;
 }
 
+Status DocumentCache::LoadInto(Lookup& entry, std::string_view table, std::string_view key) {
+  // Past a few rounds of removals the read is made under the lock, so a
+  // busy shard cannot keep a loader going round for ever.
+  constexpr int kUnlockedTries = 3;
+  for (int attempt = 0; attempt < kUnlockedTries; ++attempt) {
+    const uint64_t removals = entry.removals();
+    entry.Unlock();
+    Result<CachedDocument> loaded = Load(table, key);
+    entry.Relock();
+    if (entry.found()) return Status::Ok();  // written or loaded meanwhile: newer or the same
+    if (!loaded.ok()) return loaded.status();
+    if (entry.removals() != removals) continue;
+    Count(entry.Insert(std::move(*loaded)).form, +1);
+    return Status::Ok();
+  }
+  SKIFF_ASSIGN_OR_RETURN(CachedDocument loaded, Load(table, key));
+  Count(entry.Insert(std::move(loaded)).form, +1);
+  return Status::Ok();
+}
+
 Status DocumentCache::Unpack(CachedDocument& doc) {
   const PackedForm& packed = std::get<PackedForm>(doc.form);
   SKIFF_ASSIGN_OR_RETURN(doc::Value value, doc::Unpack(packed.bytes));
@@ -183,6 +203,7 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nano
         released += TierBytesOf(doc.form);
         auto next = std::next(it);
         freed_entries.push_back(shard->docs.extract(it));
+        ++shard->removals;
         it = next;
         continue;
       }

@@ -88,8 +88,7 @@ class DocumentCache {
       if (mode == AccessMode::kReplace) {
         entry.Insert(CachedDocument());
       } else {
-        SKIFF_ASSIGN_OR_RETURN(CachedDocument loaded, Load(table, key));
-        Count(entry.Insert(std::move(loaded)).form, +1);
+        SKIFF_RETURN_IF_ERROR(LoadInto(entry, table, key));
       }
     }
     CachedDocument& doc = entry.doc();
@@ -160,6 +159,9 @@ class DocumentCache {
   struct Shard {
     Mutex mu;
     DocumentMap docs GUARDED_BY(mu);
+    // Entries dropped so far (evicted, or after a failed write): a store
+    // read made without the lock is stale if this moved meanwhile.
+    uint64_t removals GUARDED_BY(mu) = 0;
     // No document of the shard can move before this (see Sweep).
     Clock::TimePoint next_sweep GUARDED_BY(mu){};
   };
@@ -188,6 +190,19 @@ class DocumentCache {
     void Erase() {
       shard_.mu.AssertHeld();
       it_ = shard_.docs.erase(it_);
+      ++shard_.removals;
+    }
+    uint64_t removals() const {
+      shard_.mu.AssertHeld();
+      return shard_.removals;
+    }
+    // Lets the shard go (for a store read) and takes it again, looking the
+    // key up anew.
+    void Unlock() { lock_.Unlock(); }
+    void Relock() {
+      lock_.Lock();
+      shard_.mu.AssertHeld();
+      it_ = shard_.docs.find(id_.view());
     }
 
    private:
@@ -199,6 +214,13 @@ class DocumentCache {
 
   Shard& ShardFor(std::string_view id);
   Result<CachedDocument> Load(std::string_view table, std::string_view key);
+  // Puts the stored document in `entry`, which was not found. The store is
+  // read with the shard's lock released, so a slow store stalls only this
+  // caller, never another key of the shard (which an I/O thread may want).
+  // If the key came in meanwhile that entry is used; if an entry of the
+  // shard was dropped meanwhile (this key may have been written and
+  // evicted since the read began) the read is made again.
+  Status LoadInto(Lookup& entry, std::string_view table, std::string_view key);
   Status Unpack(CachedDocument& doc);
   // Adds (sign +1) or removes (-1) a form from the tier counts.
   void Count(const DocumentForm& form, int sign);
