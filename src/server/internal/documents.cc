@@ -45,12 +45,13 @@ std::optional<std::string> Documents::StoredText(CachedDocument& doc) {
 }
 
 void Documents::WriteFailed(const std::string& table, const std::string& key, uint64_t seq) {
-  cache_.WriteFailed(table, key, seq, [&] {
-    // A store read on the committer's thread, under the key's lock, only
-    // after a failure and only for a table with a geo index: a write of the
-    // key waits for it, which keeps the index in the key's order.
-    if (geo_.Has(table)) geo_.FollowStored(table, key, store_.Get(table, key));
-  });
+  if (!geo_.Has(table)) return cache_.WriteFailed(table, key, seq, nullptr);
+  // What the store holds now, read before the key's lock is taken (a
+  // failing store may be slow to answer, and an I/O thread may want the
+  // shard meanwhile). It is used only if write `seq` is still the key's
+  // last: a later write has put its own position in the index already.
+  const Result<std::optional<std::string>> stored = store_.Get(table, key);
+  cache_.WriteFailed(table, key, seq, [&] { geo_.FollowStored(table, key, stored); });
 }
 
 Status Documents::Flush() { return committer_.Flush(); }

@@ -5,7 +5,8 @@
 // the server serves; the set of indexed tables is fixed after that, so
 // finding a table's index takes no lock. Documents calls Follow() after each
 // change of a document (under the key's shard lock) and FollowStored() when
-// a write failed and the cached copy was dropped (also under it): an index
+// a write failed and the cached copy was dropped (also under it, with what
+// the store held, read just before): an index
 // then holds, for every key, the position of the document as the cache has
 // it, or as the store has it after a failure. Memory tiers do not touch the
 // index: a packed or evicted document keeps its point. Documents without a
