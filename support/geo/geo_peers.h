@@ -20,7 +20,7 @@
 //                    skiffd itself, a child process (support/stack.h) on a
 //                    fresh sqlite file or postgres schema in commit or memory
 //                    durability: `set` and the `near` op with the box,
-//                    through the client SDK
+//                    one blocking WebSocket per connection (LoadDriver)
 //
 // Open* returns unavailable, with the Debian package to install, when the
 // peer cannot run here; the benchmark then reports it missing.

@@ -2,16 +2,24 @@
 // way to start a server) on a fresh SQLite file or PostgreSQL schema, with
 // the table "geo" declared in its geo catalog before it starts. Points are
 // documents {"lat","lon"} written with `set`; the search is the `near` op
-// with the published query's box, through the client SDK, every reply
-// parsed in full.
+// with the published query's box.
+//
+// Each connection is driven the way the other peers' clients are: one
+// blocking socket on the calling thread, one request in flight (the
+// suite's LoadDriver, one connection, pipeline 1), and each reply parsed in
+// full but without building a tree, as hiredis and the IPROTO client read
+// theirs: a scanner over the near reply's fixed shape (support/stack.h and
+// the SDK are kept for setup and stats).
 #include <charconv>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "client/client.h"
 #include "support/geo/geo_peers.h"
+#include "support/load_driver.h"
 #include "support/postgres.h"
 #include "support/stack.h"
 
@@ -20,47 +28,126 @@ namespace {
 
 constexpr const char* kTable = "geo";
 
-doc::Value PointDoc(const GeoPoint& p) { return {{"lat", p.lat}, {"lon", p.lon}}; }
+void AppendDouble(std::string& out, double v) {
+  char digits[32];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+}
+
+// Reads a near reply, {"id":N,"ok":true,"items":[{"key":"ID","dist_m":D},...]},
+// into `out`, checking every item and that items come in the documented
+// order (distance, then key bytes). Keys of this workload are decimal ids.
+class NearReplyScanner {
+ public:
+  explicit NearReplyScanner(std::string_view reply) : text_(reply) {}
+
+  Status Scan(std::vector<GeoHit>* out) {
+    out->clear();
+    if (ReplyMember(text_, "ok") != "true") return Internal("near refused: " + std::string(text_));
+    constexpr std::string_view kItems = "\"items\":[";
+    const size_t items = text_.find(kItems);
+    if (items == std::string_view::npos) return Malformed("no items");
+    at_ = items + kItems.size();
+    std::string_view last_key;
+    if (Take("]")) return End();
+    do {
+      if (!Take("{\"key\":\"")) return Malformed("an item does not start with its key");
+      const size_t key_start = at_;
+      uint64_t id = 0;
+      if (!Number(&id) || !Take("\"")) return Malformed("a key that is no id");
+      const std::string_view key = text_.substr(key_start, at_ - 1 - key_start);
+      double dist = 0;
+      if (!Take(",\"dist_m\":") || !Number(&dist) || !Take("}")) {
+        return Malformed("an item without its distance");
+      }
+      if (!out->empty()) {
+        const double prev = out->back().dist_m;
+        if (dist < prev || (dist == prev && key <= last_key))
+          return Malformed("items out of order");
+      }
+      out->push_back({id, dist});
+      last_key = key;
+    } while (Take(","));
+    if (!Take("]")) return Malformed("items not closed");
+    return End();
+  }
+
+ private:
+  bool Take(std::string_view s) {
+    if (text_.substr(at_, s.size()) != s) return false;
+    at_ += s.size();
+    return true;
+  }
+  template <typename T>
+  bool Number(T* v) {
+    const char* begin = text_.data() + at_;
+    auto [end, ec] = std::from_chars(begin, text_.data() + text_.size(), *v);
+    if (ec != std::errc() || end == begin) return false;
+    at_ += size_t(end - begin);
+    return true;
+  }
+  Status End() {
+    return Take("}") && at_ == text_.size() ? Status::Ok() : Malformed("trailing text");
+  }
+  Status Malformed(std::string_view why) const {
+    return Internal("malformed near reply (" + std::string(why) + " at byte " +
+                    std::to_string(at_) + "): " + std::string(text_.substr(0, 200)));
+  }
+
+  std::string_view text_;
+  size_t at_ = 0;
+};
 
 class SkiffdConnection final : public GeoConnection {
  public:
-  explicit SkiffdConnection(std::unique_ptr<client::Client> client) : client_(std::move(client)) {}
+  explicit SkiffdConnection(std::unique_ptr<LoadDriver> driver) : driver_(std::move(driver)) {}
 
   Status Insert(const GeoPoint& p) override {
-    return client_->Set(kTable, std::to_string(p.id), PointDoc(p));
+    Start("set");
+    body_ += ",\"key\":\"";
+    body_ += std::to_string(p.id);
+    body_ += "\",\"value\":{";
+    AppendPosition(p.lat, p.lon);
+    body_ += '}';
+    SKIFF_ASSIGN_OR_RETURN(std::string reply, driver_->Call(body_));
+    if (ReplyMember(reply, "ok") != "true") return Internal("set refused: " + reply);
+    return Status::Ok();
   }
   Status Move(const GeoPoint& p) override { return Insert(p); }
 
   Status Search(const GeoSearch& q, std::vector<GeoHit>* out) override {
-    SKIFF_ASSIGN_OR_RETURN(doc::Value reply, client_->CallSync({{"op", "near"},
-                                                                {"table", kTable},
-                                                                {"lat", q.lat},
-                                                                {"lon", q.lon},
-                                                                {"limit", q.limit},
-                                                                {"box_m", {q.box_m, q.box_m}}}));
-    out->clear();
-    auto items = reply.find("items");
-    if (items == reply.end() || !items->is_array()) return Internal("near reply has no items");
-    for (const doc::Value& item : *items) {
-      auto key = item.find("key");
-      auto dist = item.find("dist_m");
-      if (!item.is_object() || key == item.end() || !key->is_string() || dist == item.end() ||
-          !dist->is_number()) {
-        return Internal("malformed near item: " + item.dump());
-      }
-      const std::string& k = key->get_ref<const std::string&>();
-      uint64_t id = 0;
-      auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), id);
-      if (ec != std::errc() || end != k.data() + k.size()) {
-        return Internal("near returned a key that is no id: " + k);
-      }
-      out->push_back({id, dist->get<double>()});
-    }
-    return Status::Ok();
+    Start("near");
+    body_ += ',';
+    AppendPosition(q.lat, q.lon);
+    body_ += ",\"limit\":";
+    body_ += std::to_string(q.limit);
+    body_ += ",\"box_m\":[";
+    AppendDouble(body_, q.box_m);
+    body_ += ',';
+    AppendDouble(body_, q.box_m);
+    body_ += ']';
+    SKIFF_ASSIGN_OR_RETURN(std::string reply, driver_->Call(body_));
+    return NearReplyScanner(reply).Scan(out);
   }
 
  private:
-  std::unique_ptr<client::Client> client_;
+  // A request's members after its id, `"op":"<op>","table":"geo"` first.
+  void Start(std::string_view op) {
+    body_.assign("\"op\":\"");
+    body_ += op;
+    body_ += "\",\"table\":\"";
+    body_ += kTable;
+    body_ += '"';
+  }
+  // "lat":<lat>,"lon":<lon>, each the shortest text that reads back exact.
+  void AppendPosition(double lat, double lon) {
+    body_ += "\"lat\":";
+    AppendDouble(body_, lat);
+    body_ += ",\"lon\":";
+    AppendDouble(body_, lon);
+  }
+
+  std::unique_ptr<LoadDriver> driver_;
+  std::string body_;
 };
 
 class SkiffdTarget final : public GeoTarget {
@@ -92,8 +179,16 @@ class SkiffdTarget final : public GeoTarget {
   }
 
   Result<std::unique_ptr<GeoConnection>> Connect() override {
-    SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> c, NewClient());
-    return std::unique_ptr<GeoConnection>(new SkiffdConnection(std::move(c)));
+    if (!stack_) return Internal("the skiffd target was not reset");
+    DriverOptions o;
+    o.port = stack_->port();
+    o.user = stack_->user();
+    o.secret = stack_->secret();
+    o.connections = 1;
+    o.pipeline = 1;  // one request in flight: the benchmark's shape
+    o.timeout = std::chrono::seconds(60);
+    SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<LoadDriver> driver, LoadDriver::Connect(o));
+    return std::unique_ptr<GeoConnection>(new SkiffdConnection(std::move(driver)));
   }
 
   Result<uint64_t> Count() override {
@@ -110,7 +205,7 @@ class SkiffdTarget final : public GeoTarget {
   double ServerCpu() override { return stack_ ? stack_->ServerCpuSeconds().value_or(0) : 0; }
 
  private:
-  // One connection, one request in flight: the benchmark's shape.
+  // An SDK client for the stats op.
   Result<std::unique_ptr<client::Client>> NewClient() {
     if (!stack_) return Internal("the skiffd target was not reset");
     client::ClientOptions o;

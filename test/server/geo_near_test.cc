@@ -199,6 +199,19 @@ TEST_F(GeoNearTest, IndexFollowsSetMergeAddAndDelete) {
   EXPECT_EQ(NearKeys(c, "places", 10, 20), (std::vector<std::string>{"c"}));
 }
 
+// Plain keys are copied into the reply as they are; every other key is
+// escaped. Both come back as they were set, in distance order.
+TEST_F(GeoNearTest, KeysThatNeedEscapingComeBackIntact) {
+  Declare("places");
+  client::Client& c = Alice();
+  const std::vector<std::string> keys = {"plain-1",   "quo\"te", "back\\slash", "tab\there",
+                                         "caf\u00e9", "del\x7f", "\x01",        "~"};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_OK(c.Set("places", keys[i], Point(10 + 0.001 * double(i), 20)));
+  }
+  EXPECT_EQ(NearKeys(c, "places", 10, 20), keys);
+}
+
 TEST_F(GeoNearTest, GeoJsonPointPath) {
   server::GeoSpec spec;
   spec.table = "shops";
