@@ -155,9 +155,8 @@ Reply Client::CallSync(const doc::Value& request) { return Call(request).get(); 
 Status Client::Ping() { return OkOnly(CallSync({{"op", "ping"}})); }
 
 Result<doc::Value> Client::Echo(const doc::Value& data) {
-  Reply reply = CallSync({{"op", "echo"}, {"data", data}});
-  if (!reply.ok()) return reply.status();
-  return reply->value("data", doc::Value());
+  SKIFF_ASSIGN_OR_RETURN(doc::Value reply, CallSync({{"op", "echo"}, {"data", data}}));
+  return reply.value("data", doc::Value());
 }
 
 Result<std::optional<doc::Value>> Client::Get(std::string_view table, std::string_view key) {
@@ -186,9 +185,8 @@ Result<doc::Value> Client::Add(std::string_view table, std::string_view key,
   doc::Value request = TableKey("add", table, key);
   request["path"] = path;
   request["delta"] = delta;
-  Reply reply = CallSync(request);
-  if (!reply.ok()) return reply.status();
-  return reply->value("value", doc::Value());
+  SKIFF_ASSIGN_OR_RETURN(doc::Value reply, CallSync(request));
+  return reply.value("value", doc::Value());
 }
 
 Status Client::Merge(std::string_view table, std::string_view key, const doc::Value& patch) {
@@ -201,19 +199,18 @@ Result<Page> Client::All(std::string_view table, std::string_view after, size_t 
   doc::Value request = {{"op", "all"}, {"table", table}};
   if (!after.empty()) request["after"] = after;
   if (limit > 0) request["limit"] = limit;
-  Reply reply = CallSync(request);
-  if (!reply.ok()) return reply.status();
+  SKIFF_ASSIGN_OR_RETURN(doc::Value reply, CallSync(request));
   Page page;
-  auto items = reply->find("items");
-  if (items == reply->end() || !items->is_array()) return Internal("reply lacks 'items'");
+  auto items = reply.find("items");
+  if (items == reply.end() || !items->is_array()) return Internal("reply lacks 'items'");
   for (auto& item : *items) {
     if (!item.is_object() || !item.contains("key") || !item["key"].is_string()) {
       return Internal("malformed item in 'all' reply");
     }
     page.items.push_back({item["key"].get<std::string>(), item.value("value", doc::Value())});
   }
-  auto next = reply->find("next");
-  if (next != reply->end() && next->is_string()) page.next = next->get<std::string>();
+  auto next = reply.find("next");
+  if (next != reply.end() && next->is_string()) page.next = next->get<std::string>();
   return page;
 }
 

@@ -410,11 +410,11 @@ class Device::Impl {
         MutexLock lock(&mu_);
         since = position_.cursor;
       }
-      Result<doc::Value> reply = Call({{"op", "pull"}, {"since", since}, {"limit", options_.page}},
-                                      &DeviceCounters::pulls);
-      if (!reply.ok()) return reply.status();
-      SKIFF_ASSIGN_OR_RETURN(const doc::Value* changes, Member(*reply, "changes"));
-      SKIFF_ASSIGN_OR_RETURN(uint64_t next_cursor, Unsigned(*reply, "cursor"));
+      SKIFF_ASSIGN_OR_RETURN(doc::Value reply,
+                             Call({{"op", "pull"}, {"since", since}, {"limit", options_.page}},
+                                  &DeviceCounters::pulls));
+      SKIFF_ASSIGN_OR_RETURN(const doc::Value* changes, Member(reply, "changes"));
+      SKIFF_ASSIGN_OR_RETURN(uint64_t next_cursor, Unsigned(reply, "cursor"));
       std::vector<RowWrite> writes;
       writes.reserve(changes->size());
       for (const doc::Value& c : *changes) {
@@ -424,7 +424,7 @@ class Device::Impl {
         if (value != c.end() && !value->is_null()) text = value->dump();
         writes.push_back({std::move(name), std::move(text)});
       }
-      const bool more = reply->value("more", false);
+      const bool more = reply.value("more", false);
       MutexLock lock(&mu_);
       SyncPosition position = position_;
       position.cursor = next_cursor;
