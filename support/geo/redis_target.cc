@@ -177,28 +177,22 @@ class RedisTarget final : public GeoTarget {
   Status Reset() override {
     admin_.reset();
     peer_.reset();
-    Result<std::unique_ptr<PeerProcess>> peer =
-        PeerProcess::Start([&](uint16_t port, const std::string& dir) -> std::vector<std::string> {
-          return {
+    SKIFF_ASSIGN_OR_RETURN(
+        peer_, PeerProcess::Start([&](uint16_t port, const std::string& dir) {
+          return std::vector<std::string>{
               binary_,       "--bind",     "127.0.0.1",        "--port",    std::to_string(port),
               "--save",      "",           "--appendonly",     "no",        "--dir",
               dir,           "--loglevel", "warning",          "--logfile", "",
               "--daemonize", "no",         "--protected-mode", "yes"};
-        });
-    if (!peer.ok()) return peer.status();
-    peer_ = std::move(*peer);
-    Result<Context> ctx = ConnectTo(peer_->port());
-    if (!ctx.ok()) return ctx.status();
-    admin_ = std::move(*ctx);
-    Result<Reply> pong = Command(admin_.get(), Args().Add("PING"));
-    return pong.ok() ? Status::Ok() : pong.status();
+        }));
+    SKIFF_ASSIGN_OR_RETURN(admin_, ConnectTo(peer_->port()));
+    return Command(admin_.get(), Args().Add("PING")).status();
   }
 
   Result<std::unique_ptr<GeoConnection>> Connect() override {
     if (!peer_) return Unavailable("redis is not started");
-    Result<Context> ctx = ConnectTo(peer_->port());
-    if (!ctx.ok()) return ctx.status();
-    return std::unique_ptr<GeoConnection>(new RedisConnection(std::move(*ctx)));
+    SKIFF_ASSIGN_OR_RETURN(Context ctx, ConnectTo(peer_->port()));
+    return std::unique_ptr<GeoConnection>(new RedisConnection(std::move(ctx)));
   }
 
   Result<uint64_t> Count() override {

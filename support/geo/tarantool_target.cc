@@ -68,24 +68,19 @@ class TarantoolTarget final : public GeoTarget {
   Status Reset() override {
     admin_.reset();
     peer_.reset();
-    Result<std::unique_ptr<PeerProcess>> peer =
-        PeerProcess::Start([&](uint16_t port, const std::string& dir) -> std::vector<std::string> {
-          return {binary_, script_, std::to_string(port), dir};
-        });
-    if (!peer.ok()) return peer.status();
-    peer_ = std::move(*peer);
-    Result<std::unique_ptr<IprotoClient>> admin = IprotoClient::Connect(peer_->port());
-    if (!admin.ok()) return admin.status();
-    admin_ = std::move(*admin);
-    Result<uint64_t> n = Count();
-    return n.ok() ? Status::Ok() : n.status();
+    SKIFF_ASSIGN_OR_RETURN(
+        peer_, PeerProcess::Start([&](uint16_t port, const std::string& dir) {
+          return std::vector<std::string>{binary_, script_, std::to_string(port), dir};
+        }));
+    SKIFF_ASSIGN_OR_RETURN(admin_, IprotoClient::Connect(peer_->port()));
+    return Count().status();
   }
 
   Result<std::unique_ptr<GeoConnection>> Connect() override {
     if (!peer_) return Unavailable("tarantool is not started");
-    Result<std::unique_ptr<IprotoClient>> client = IprotoClient::Connect(peer_->port());
-    if (!client.ok()) return client.status();
-    return std::unique_ptr<GeoConnection>(new TarantoolConnection(std::move(*client)));
+    SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<IprotoClient> client,
+                           IprotoClient::Connect(peer_->port()));
+    return std::unique_ptr<GeoConnection>(new TarantoolConnection(std::move(client)));
   }
 
   Result<uint64_t> Count() override {
