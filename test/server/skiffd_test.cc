@@ -50,6 +50,16 @@ class SkiffdTest : public ::testing::Test {
     return created.ok() ? *created : "";
   }
 
+  // A client of the spawned server as `user`.
+  static client::ClientOptions As(uint16_t port, const std::string& user,
+                                  const std::string& secret) {
+    client::ClientOptions o;
+    o.port = port;
+    o.user = user;
+    o.secret = secret;
+    return o;
+  }
+
   std::filesystem::path dir_;
   std::string url_;
   support::SkiffdProcess skiffd_;
@@ -61,11 +71,7 @@ TEST_F(SkiffdTest, ServesAndStopsGracefullyOnSigterm) {
   uint16_t port = Spawn();
   ASSERT_NE(port, 0);
   {
-    client::ClientOptions o;
-    o.port = port;
-    o.user = "ops";
-    o.secret = secret;
-    auto c = client::Client::Connect(o);
+    auto c = client::Client::Connect(As(port, "ops", secret));
     ASSERT_OK(c);
     ASSERT_OK((*c)->Set("t", "k", {{"saved", true}}));
     EXPECT_EQ(*(*c)->Add("t", "n", {}, 3), 3);
@@ -94,10 +100,7 @@ TEST_F(SkiffdTest, AcknowledgedWritesSurviveKill9) {
   int acked_adds = 0;
   std::vector<int> acked_keys;
   {
-    client::ClientOptions o;
-    o.port = port;
-    o.user = "ops";
-    o.secret = secret;
+    client::ClientOptions o = As(port, "ops", secret);
     o.connections = 4;
     o.reconnect = false;  // after the kill, fail what is queued at once
     auto c = client::Client::Connect(o);
@@ -148,11 +151,7 @@ TEST_F(SkiffdTest, AdminCliCreatesAUserWhoCanLogIn) {
 
   uint16_t port = Spawn();
   ASSERT_NE(port, 0);
-  client::ClientOptions o;
-  o.port = port;
-  o.user = "carol";
-  o.secret = secret;
-  auto c = client::Client::Connect(o);
+  auto c = client::Client::Connect(As(port, "carol", secret));
   ASSERT_OK(c);
   EXPECT_OK((*c)->Set("notes", "n1", "hello"));
   EXPECT_EQ((*c)->Get("other", "x").status().code(), StatusCode::kForbidden);
@@ -187,11 +186,7 @@ TEST_F(SkiffdTest, AdminCliDeclaresAGeoIndexBuiltAtStart) {
 
   uint16_t port = Spawn();
   ASSERT_NE(port, 0);
-  client::ClientOptions o;
-  o.port = port;
-  o.user = "ops";
-  o.secret = secret;
-  auto c = client::Client::Connect(o);
+  auto c = client::Client::Connect(As(port, "ops", secret));
   ASSERT_OK(c);
   auto reply = (*c)->CallSync({{"op", "near"}, {"table", "shops"}, {"lat", 1}, {"lon", 2}});
   ASSERT_OK(reply);
