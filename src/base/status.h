@@ -34,6 +34,10 @@ enum class StatusCode {
   // or may not have been applied. Only a retry that is safe to repeat
   // (set, delete, merge, a push) should be retried blindly.
   kOutcomeUnknown,
+  // Between cluster instances only: the instance a request was forwarded
+  // to does not serve the key's partition (it moved); the sender routes the
+  // request again. Never sent to a client.
+  kMoved,
 };
 
 // The wire name of a code ("bad_request", ...).
@@ -73,6 +77,7 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 inline Status Forbidden(std::string m) { return {StatusCode::kForbidden, std::move(m)}; }
 inline Status Unauthorized(std::string m) { return {StatusCode::kUnauthorized, std::move(m)}; }
 inline Status OutcomeUnknown(std::string m) { return {StatusCode::kOutcomeUnknown, std::move(m)}; }
+inline Status Moved(std::string m) { return {StatusCode::kMoved, std::move(m)}; }
 
 // Either a T or a non-OK Status.
 template <typename T>

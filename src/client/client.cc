@@ -220,4 +220,15 @@ WireCounters Client::wire_counters() const { return impl_->wire_counters(); }
 
 void Client::Shutdown() { impl_->Shutdown(); }
 
+bool IsTransportFailure(const Status& status) {
+  if (status.code() != StatusCode::kUnavailable) return false;
+  // The messages the pool and its connections make (client.cc,
+  // internal/pooled_connection.cc); a server's own messages never start so.
+  for (std::string_view prefix : {"connection closed: ", "no reply within ",
+                                  "the client is shut down", "no connection to "}) {
+    if (status.message().starts_with(prefix)) return true;
+  }
+  return false;
+}
+
 }  // namespace skiff::client

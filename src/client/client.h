@@ -51,6 +51,12 @@ struct WireCounters {
   uint64_t bytes_received = 0;
 };
 
+// True when `status` is the client's own failure to get a reply (the
+// connection closed or could not be made, no reply within the timeout, the
+// client shut down), as opposed to an error the server replied with: the
+// request may or may not have reached the server.
+bool IsTransportFailure(const Status& status);
+
 class Client {
  public:
   // Connects every pooled connection (and logs in when options.user is set).

@@ -185,6 +185,38 @@ const std::vector<Setting>& Settings() {
          o.store_wait = seconds(n);
          return Status::Ok();
        }},
+      {"cluster", "SKIFF_CLUSTER", "BOOL",
+       "Cluster mode: several skiffd on one PostgreSQL database, each serving the partitions "
+       "it holds a lease on and forwarding the rest to their owners (docs/cluster.md)",
+       [](const ServerOptions& o) { return std::string(o.cluster ? "true" : "false"); },
+       [](ServerOptions& o, std::string_view v) {
+         if (v != "true" && v != "false") return BadRequest(Quoted(v) + " is not true or false");
+         o.cluster = v == "true";
+         return Status::Ok();
+       }},
+      {"cluster-address", "SKIFF_CLUSTER_ADDRESS", "HOST:PORT",
+       "Cluster mode: where the other instances reach this one (empty = --address:--port)",
+       [](const ServerOptions& o) { return o.cluster_address; },
+       [](ServerOptions& o, std::string_view v) {
+         if (!v.empty() && v.find(':') == std::string_view::npos) {
+           return BadRequest(Quoted(v) + " is not HOST:PORT");
+         }
+         o.cluster_address = std::string(v);
+         return Status::Ok();
+       }},
+      {"cluster-secret", "SKIFF_CLUSTER_SECRET", "TEXT",
+       "Cluster mode: what the instances log in to each other with, the same on each (at "
+       "least 16 characters; prefer the variable or the file to the flag, which ps shows)",
+       [](const ServerOptions& o) { return std::string(o.cluster_secret.empty() ? "" : "(set)"); },
+       [](ServerOptions& o, std::string_view v) {
+         o.cluster_secret = std::string(v);
+         return Status::Ok();
+       }},
+      {"cluster-lease-ms", "SKIFF_CLUSTER_LEASE_MS", "MS",
+       "Cluster mode: how long a partition's lease runs without renewal; a frozen owner's "
+       "partitions are taken over after it",
+       DurationShow<milliseconds>(&ServerOptions::cluster_lease),
+       DurationSetter<milliseconds>(&ServerOptions::cluster_lease)},
       {"evict-after-s", "SKIFF_EVICT_AFTER_S", "S",
        "Memory tiers: idle time before a document is evicted from memory (0 = never)",
        DurationShow<seconds>(&ServerOptions::evict_after),

@@ -1,11 +1,16 @@
 #include "server/server.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "base/mutex.h"
+#include "server/cluster/ownership.h"
+#include "server/cluster/peer_links.h"
 #include "server/internal/documents.h"
 #include "server/internal/listener.h"
 #include "server/internal/request_handler.h"
@@ -56,6 +61,18 @@ Status ValidateOptions(const ServerOptions& o) {
   if (o.durability == Durability::kMemory && o.flush_interval.count() <= 0) {
     return BadRequest("flush_interval must be positive");
   }
+  if (o.cluster) {
+    if (o.durability != Durability::kCommit) {
+      // An owner that loses its lease cannot commit what it acknowledged.
+      return BadRequest("cluster mode needs durability = commit");
+    }
+    if (o.cluster_secret.size() < 16) {
+      return BadRequest("cluster mode needs a cluster secret of at least 16 characters");
+    }
+    if (o.cluster_lease < std::chrono::milliseconds(600)) {
+      return BadRequest("cluster_lease must be at least 600 ms");
+    }
+  }
   return Status::Ok();
 }
 
@@ -83,6 +100,32 @@ class Server::Impl {
 
   // Before Listen: no write may race the build.
   Status LoadGeoIndexes() { return documents_.LoadGeoIndexes(); }
+
+  // Cluster mode, before Listen: nothing is served until StartCluster.
+  void PrepareCluster(const ServerOptions& options) {
+    links_ = std::make_unique<cluster::PeerLinks>(options.cluster_secret);
+    cluster::OwnershipOptions o;
+    o.store_url = options.store_url;
+    o.lease = options.cluster_lease;
+    o.tick = std::max(std::chrono::milliseconds(50), options.cluster_lease / 15);
+    cluster::Ownership::Hooks hooks;
+    hooks.forget = [this](const std::vector<uint32_t>& p) { documents_.Forget(p); };
+    hooks.drain = [this] { documents_.Drain(); };
+    hooks.peers = [this](const std::map<uint64_t, std::string>& peers) { links_->Update(peers); };
+    ownership_ = std::make_unique<cluster::Ownership>(o, std::move(hooks));
+    documents_.set_ownership(ownership_.get());
+    handler_.set_cluster(ownership_.get(), links_.get(), options.cluster_secret);
+  }
+
+  // After Listen, once the port is known.
+  Status StartCluster(const ServerOptions& options) {
+    std::string address = options.cluster_address;
+    if (address.empty()) {
+      const bool any = options.address == "0.0.0.0" || options.address == "::";
+      address = (any ? std::string("127.0.0.1") : options.address) + ":" + std::to_string(port());
+    }
+    return ownership_->Start(address);
+  }
 
   Status Listen(const ServerOptions& options, const Clock& clock) {
     internal::ListenerOptions lo;
@@ -116,6 +159,9 @@ class Server::Impl {
     if (stopped_) return stop_status_;
     stopped_ = true;
     listener_->StopAccepting();
+    // Give the partitions back first, so the others take over while this
+    // one finishes (Ownership::Stop drains the writes admitted so far).
+    if (ownership_) ownership_->Stop();
     // Requests waiting for the store finish first (their replies are
     // queued before the close).
     workers_.Stop();
@@ -128,6 +174,7 @@ class Server::Impl {
     // Whatever was applied is written (retried for a while if the store
     // fails); an error names what could not be.
     stop_status_ = documents_.Stop();
+    if (links_) links_->Stop();
     return stop_status_;
   }
 
@@ -142,6 +189,8 @@ class Server::Impl {
   std::unique_ptr<sync::SyncEngine> sync_;
   internal::StoreWorkers workers_;
   internal::RequestHandler handler_;
+  std::unique_ptr<cluster::PeerLinks> links_;
+  std::unique_ptr<cluster::Ownership> ownership_;
   std::unique_ptr<internal::Listener> listener_;
   Mutex stop_mu_;
   bool stopped_ GUARDED_BY(stop_mu_) = false;
@@ -157,7 +206,15 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, stor
                          sync::SyncEngine::Start(store, clock));
   auto impl = std::make_unique<Impl>(options, store, clock, std::move(sync));
   SKIFF_RETURN_IF_ERROR(impl->LoadGeoIndexes());
+  if (options.cluster) {
+    if (store.kind() != "postgres") {
+      return BadRequest("cluster mode needs a PostgreSQL store; the " + std::string(store.kind()) +
+                        " store is one server's alone");
+    }
+    impl->PrepareCluster(options);
+  }
   SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock));
+  if (options.cluster) SKIFF_RETURN_IF_ERROR(impl->StartCluster(options));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -80,6 +80,18 @@ struct ServerOptions {
   // At a graceful stop, how long a failing store is retried before the
   // writes it has not taken are given up (and named on stderr).
   std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
+
+  // Cluster mode (docs/cluster.md): several servers on one PostgreSQL
+  // database, each serving the partitions it holds a lease on and
+  // forwarding the rest to their owners. PostgreSQL and commit durability
+  // only.
+  bool cluster = false;
+  // host:port where the other instances reach this one; empty = address
+  // and port (127.0.0.1 when listening on every interface).
+  std::string cluster_address;
+  // What instances log in to each other with; the same on every instance.
+  std::string cluster_secret;
+  std::chrono::milliseconds cluster_lease{3000};
 };
 
 }  // namespace skiff::server

@@ -34,7 +34,10 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <set>
+#include <stdexcept>
 #include <thread>
+#include <tuple>
 
 #include <pqxx/pqxx>
 
@@ -275,8 +278,9 @@ class PostgresStore final : public Store {
     // lost after it leaves the outcome open.
     bool commit_sent = false;
     bool lost = false;
+    bool fenced_out = false;
     Status s;
-    if (batch.size() == 1 && !batch.has_sync()) {  // one statement, autocommit
+    if (batch.size() == 1 && !batch.has_sync() && batch.fences().empty()) {  // autocommit
       const WriteBatch::Op& op = batch.ops().front();
       s = RunLocked(
           [&](pqxx::connection& conn) {
@@ -298,6 +302,13 @@ class PostgresStore final : public Store {
           [&](pqxx::connection& conn) {
             pqxx::work tx(conn);
             Count(1);  // BEGIN
+            if (!batch.fences().empty()) {
+              Count(1);
+              if (!FenceHolds(tx, batch.fences())) {
+                fenced_out = true;
+                throw std::runtime_error("fenced out");
+              }
+            }
             // The first statement of the transaction carries the mark.
             std::string suffix = "+m";
             auto name = [&](const char* base) {
@@ -331,6 +342,11 @@ class PostgresStore final : public Store {
     if (s.ok()) {
       transactions_.fetch_add(1, std::memory_order_relaxed);
       return s;
+    }
+    if (fenced_out) {
+      return Unavailable(
+          "this instance no longer owns a partition of this write (another instance took it "
+          "over); nothing was written");
     }
     // Lost before the commit was sent: the server never got a COMMIT (or
     // the statement), so the transaction cannot have committed.
@@ -452,6 +468,29 @@ class PostgresStore final : public Store {
 
  private:
   void Count(uint64_t n) { statements_.fetch_add(n, std::memory_order_relaxed); }
+
+  // Cluster mode's fencing: true when every partition of `fences` is still
+  // owned at the epoch the batch was admitted under. The rows stay locked
+  // FOR KEY SHARE until the commit, so a claim (which locks them FOR
+  // UPDATE) waits for this transaction and cannot slip in between.
+  static bool FenceHolds(pqxx::work& tx, const std::vector<WriteBatch::Fence>& fences) {
+    std::set<std::tuple<uint32_t, uint64_t, uint64_t>> distinct;
+    for (const WriteBatch::Fence& f : fences) distinct.emplace(f.partition, f.owner, f.epoch);
+    std::vector<std::string> partitions, owners, epochs;
+    for (const auto& [partition, owner, epoch] : distinct) {
+      partitions.push_back(std::to_string(partition));
+      owners.push_back(std::to_string(owner));
+      epochs.push_back(std::to_string(epoch));
+    }
+    // One row per entry that holds; two epochs of one partition cannot
+    // both hold, so a mix fails too.
+    pqxx::result r = tx.exec_params(
+        "SELECT p.partition FROM skiff_partitions p JOIN unnest($1::int[], $2::bigint[], "
+        "$3::bigint[]) AS f(partition, owner, epoch) ON p.partition = f.partition AND p.owner = "
+        "f.owner AND p.epoch = f.epoch FOR KEY SHARE OF p",
+        PgArrayOf(partitions, Sv), PgArrayOf(owners, Sv), PgArrayOf(epochs, Sv));
+    return r.size() == distinct.size();
+  }
 
   // The sync part of a batch: the log, the synced rows, the devices; one
   // statement for each part that has anything to write. `exec(name, args...)`

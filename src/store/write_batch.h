@@ -57,6 +57,18 @@ class WriteBatch {
   // Records a device's last applied sequence number (the latest call wins).
   void SetDeviceSeq(DeviceSeq seq) { device_seqs_.push_back(std::move(seq)); }
 
+  // Cluster mode: the batch commits only if every partition it writes is
+  // still owned by `owner` at `epoch` (PostgreSQL checks this in the same
+  // transaction, under a share lock); otherwise nothing is applied.
+  struct Fence {
+    uint32_t partition;
+    uint64_t owner;
+    uint64_t epoch;
+    friend bool operator==(const Fence&, const Fence&) = default;
+  };
+  void AddFence(Fence fence) { fences_.push_back(fence); }
+  const std::vector<Fence>& fences() const { return fences_; }
+
   const std::vector<Op>& ops() const { return ops_; }
   const std::vector<Change>& changes() const { return changes_; }
   const std::vector<DeviceSeq>& device_seqs() const { return device_seqs_; }
@@ -68,12 +80,14 @@ class WriteBatch {
     ops_.clear();
     changes_.clear();
     device_seqs_.clear();
+    fences_.clear();
   }
 
  private:
   std::vector<Op> ops_;
   std::vector<Change> changes_;
   std::vector<DeviceSeq> device_seqs_;
+  std::vector<Fence> fences_;
 };
 
 }  // namespace skiff::store

@@ -32,14 +32,14 @@ Committer::Committer(store::Store& store, Durability durability,
 Committer::~Committer() { (void)Stop(); }
 
 uint64_t Committer::Write(std::string table, std::string key, std::optional<std::string> value,
-                          Done done) {
+                          Done done, std::optional<cluster::Lease> lease) {
   const size_t bytes = value ? value->size() : 0;
   MutexLock lock(&mu_);
   ++queued_seq_;
   const SteadyTime now = std::chrono::steady_clock::now();
   if (queue_.empty() && written_seq_ + 1 == queued_seq_) oldest_ = now;
   queue_.push_back({queued_seq_, std::move(table), std::move(key), std::move(value),
-                    std::move(done), false, now});
+                    std::move(done), false, now, lease});
   if (durability_ == Durability::kMemory) backlog_bytes_ += bytes;  // commit mode: no backlog
   ++counters_.writes;
   // Commit mode wakes the committer at once: a waiting writer is latency.
@@ -57,7 +57,7 @@ uint64_t Committer::WriteLatest(std::string table, std::string key) {
   const SteadyTime now = std::chrono::steady_clock::now();
   if (queue_.empty() && written_seq_ + 1 == queued_seq_) oldest_ = now;
   queue_.push_back(
-      {queued_seq_, std::move(table), std::move(key), std::nullopt, nullptr, true, now});
+      {queued_seq_, std::move(table), std::move(key), std::nullopt, nullptr, true, now, {}});
   ++counters_.writes;
   if (queue_.size() >= kEagerFlushWrites) work_cv_.Signal();
   return queued_seq_;
@@ -239,6 +239,9 @@ Status Committer::Commit(std::vector<Pending>& batch) {
   for (size_t i = 0; i < batch.size(); ++i) {
     if (superseded[i]) continue;
     Pending& p = batch[i];
+    if (p.lease) {
+      write.AddFence({cluster::PartitionOf(p.table, p.key), p.lease->owner, p.lease->epoch});
+    }
     if (p.latest) {
       // Read now, not when queued: this is the state after every change
       // made so far. A retry reads it again.

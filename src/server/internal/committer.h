@@ -37,6 +37,7 @@
 
 #include "base/mutex.h"
 #include "base/status.h"
+#include "server/cluster/partition.h"
 #include "server/server_options.h"
 #include "store/store.h"
 
@@ -74,8 +75,11 @@ class Committer {
   Committer& operator=(const Committer&) = delete;
 
   // `value` is JSON text; an empty optional deletes the key. Returns the
-  // write's number.
-  uint64_t Write(std::string table, std::string key, std::optional<std::string> value, Done done);
+  // write's number. Cluster mode passes the lease the write was admitted
+  // under: its transaction commits only if the key's partition is still
+  // held at that epoch (WriteBatch::AddFence).
+  uint64_t Write(std::string table, std::string key, std::optional<std::string> value, Done done,
+                 std::optional<cluster::Lease> lease = std::nullopt);
 
   // Memory mode: queues a write of whatever (table, key) holds when it is
   // written (see Latest); it stands for every write of the key in its batch.
@@ -118,6 +122,7 @@ class Committer {
     Done done;
     bool latest = false;  // WriteLatest: `value` is read when written
     SteadyTime queued;
+    std::optional<cluster::Lease> lease;
   };
 
   void Run();

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "server/internal/held_waits.h"
@@ -54,6 +55,19 @@ class Connection {
   std::shared_ptr<const std::vector<std::string>> groups;
   // Held sync waits (thread-safe on its own).
   HeldWaits waits;
+
+  // Cluster mode (request_handler_cluster.cc), on the I/O thread like the
+  // session: this is a peer instance's link (its requests are never
+  // forwarded again), and this client's requests forwarded and not yet
+  // answered, by partition, with the instance they went to. A request for
+  // a partition whose earlier requests went elsewhere waits for them, so
+  // per-key order holds while a partition moves.
+  bool cluster_peer = false;
+  struct Forwarded {
+    uint64_t to = 0;
+    size_t count = 0;
+  };
+  std::unordered_map<uint32_t, Forwarded> forwarded;
 
   // Requests waiting for a commit whose reply has not been sent yet; at the
   // listener's limit the connection is not read.

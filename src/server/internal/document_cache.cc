@@ -165,6 +165,24 @@ void DocumentCache::WriteFailed(std::string_view table, std::string_view key, ui
   if (dropped) dropped();
 }
 
+void DocumentCache::DropIf(
+    const std::function<bool(std::string_view table, std::string_view key)>& drop) {
+  for (const std::unique_ptr<Shard>& shard : shards_) {
+    MutexLock lock(&shard->mu);
+    for (auto it = shard->docs.begin(); it != shard->docs.end();) {
+      const std::string_view id = it->first;
+      const size_t nul = id.find('\0');
+      if (!drop(id.substr(0, nul), id.substr(nul + 1))) {
+        ++it;
+        continue;
+      }
+      Count(it->second.form, -1);
+      it = shard->docs.erase(it);
+      ++shard->removals;
+    }
+  }
+}
+
 void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nanoseconds evict_after,
                           uint64_t written_through) {
   uint64_t released = 0;  // JSON text bytes of the trees freed by this pass

@@ -127,6 +127,10 @@ class DocumentCache {
   void Sweep(std::chrono::nanoseconds pack_after, std::chrono::nanoseconds evict_after,
              uint64_t written_through);
 
+  // Drops every document for which drop(table, key) is true, whatever its
+  // state (cluster mode: a partition handed over; its writes are fenced).
+  void DropIf(const std::function<bool(std::string_view table, std::string_view key)>& drop);
+
   TierStats stats() const;
 
   // Gives a text-form document its tree (no change to what the tiers

@@ -20,11 +20,21 @@ Documents::Documents(store::Store& store, const Clock& clock, const DocumentsOpt
 
 Documents::~Documents() { (void)Stop(); }
 
-Status Documents::Admit() const {
-  if (options_.durability != Durability::kMemory) return Status::Ok();
+Result<std::optional<cluster::Lease>> Documents::Admit(std::string_view table,
+                                                       std::string_view key) const {
+  if (ownership_ != nullptr) {
+    std::optional<cluster::Lease> lease = ownership_->LeaseOf(cluster::PartitionOf(table, key));
+    if (!lease) {
+      return Unavailable(
+          "this instance does not serve the key's partition right now (it is being handed "
+          "over); retry");
+    }
+    return lease;
+  }
+  if (options_.durability != Durability::kMemory) return std::optional<cluster::Lease>();
   const CommitterBacklog b = committer_.backlog();
   const bool too_old = b.writes > 0 && b.oldest > options_.max_unflushed_age;
-  if (b.bytes <= options_.max_unflushed_bytes && !too_old) return Status::Ok();
+  if (b.bytes <= options_.max_unflushed_bytes && !too_old) return std::optional<cluster::Lease>();
   // Acknowledging more would promise what the store may never hold.
   return Unavailable(
       std::string(b.failing ? "the store is failing: " : "the store is behind: ") +
@@ -32,6 +42,25 @@ Status Documents::Admit() const {
       " bytes, the oldest " +
       std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(b.oldest).count()) +
       " ms old) wait for it; new writes are refused until it takes them");
+}
+
+void Documents::Drain() {
+  // Writes that read their lease before it was withdrawn are queued within
+  // microseconds (they hold no lock that waits on anything). Sequentially
+  // consistent on both sides (the count and the lease's deadline): a write
+  // either sees the lease withdrawn or is seen here.
+  while (admitting_.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  (void)Flush();
+}
+
+void Documents::Forget(const std::vector<uint32_t>& partitions) {
+  std::vector<bool> drop(cluster::kPartitions, false);
+  for (uint32_t p : partitions) drop[p] = true;
+  cache_.DropIf([&](std::string_view table, std::string_view key) {
+    return drop[cluster::PartitionOf(table, key)];
+  });
 }
 
 std::optional<std::string> Documents::StoredText(CachedDocument& doc) {

@@ -22,6 +22,7 @@
 #ifndef SKIFF_SERVER_INTERNAL_DOCUMENTS_H_
 #define SKIFF_SERVER_INTERNAL_DOCUMENTS_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -30,10 +31,12 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "server/cluster/ownership.h"
 #include "server/internal/cached_document.h"
 #include "server/internal/committer.h"
 #include "server/internal/document_cache.h"
@@ -114,13 +117,27 @@ class Documents {
   Status LoadGeoIndexes() { return geo_.Load(store_); }
   const GeoIndexes& geo() const { return geo_; }
 
+  // Cluster mode: writes are admitted only for partitions `ownership`
+  // serves now, and commit under their lease (fencing). Set before the
+  // first write; the ownership outlives this.
+  void set_ownership(const cluster::Ownership* ownership) { ownership_ = ownership; }
+  // Drops the cached copies of every document in `partitions` (ones this
+  // instance starts or stops serving).
+  void Forget(const std::vector<uint32_t>& partitions);
+  // Cluster mode, once partitions stopped being served: blocks until every
+  // write admitted before is in the store or failed, so they can be handed
+  // over with nothing of theirs still to commit.
+  void Drain();
+
   TierStats tiers() const { return cache_.stats(); }
   CommitterCounters commits() const { return committer_.counters(); }
 
  private:
   // May a write go ahead? unavailable while memory durability's backlog is
-  // over its bounds (the store is not taking writes).
-  Status Admit() const;
+  // over its bounds (the store is not taking writes), or in cluster mode
+  // when this instance does not serve the key's partition now; else the
+  // lease the write commits under (cluster mode) or nullopt.
+  Result<std::optional<cluster::Lease>> Admit(std::string_view table, std::string_view key) const;
   // What follows each change of a document, under the key's lock: the
   // table's geo index.
   void AfterChange(std::string_view table, std::string_view key, const CachedDocument& doc) {
@@ -136,13 +153,18 @@ class Documents {
   // Queues the changed document and numbers the write; in commit mode the
   // acknowledgement rides on it.
   template <typename Ack>
-  void Persist(std::string_view table, std::string_view key, CachedDocument& doc, Ack& ack);
+  void Persist(std::string_view table, std::string_view key, CachedDocument& doc, Ack& ack,
+               const std::optional<cluster::Lease>& lease);
   void StartSweeper();
   void StopSweeper();
 
   const DocumentsOptions options_;
   store::Store& store_;
   GeoIndexes geo_;
+  const cluster::Ownership* ownership_ = nullptr;
+  // Cluster mode: writes between their admission and their queueing, which
+  // Drain waits out before it flushes.
+  std::atomic<int> admitting_{0};
   DocumentCache cache_;
   Committer committer_;
 
@@ -158,7 +180,15 @@ class Documents {
 template <typename ChangeFn, typename Ack>
 Status Documents::Write(std::string_view table, std::string_view key, WriteKind kind,
                         ChangeFn&& change, Ack ack, bool* resident) {
-  SKIFF_RETURN_IF_ERROR(Admit());
+  // Counted from before the lease is read until the write is queued.
+  struct Admitting {
+    std::atomic<int>* count;
+    ~Admitting() {
+      if (count) count->fetch_sub(1);
+    }
+  } admitting{ownership_ ? &admitting_ : nullptr};
+  if (ownership_) admitting_.fetch_add(1);  // seq_cst: see Drain
+  SKIFF_ASSIGN_OR_RETURN(const std::optional<cluster::Lease> lease, Admit(table, key));
   Status refused;
   bool changed = false;
   const AccessMode mode = kind == WriteKind::kReplace ? AccessMode::kReplace
@@ -175,7 +205,7 @@ Status Documents::Write(std::string_view table, std::string_view key, WriteKind 
         if (*c == Changed::kNo) return;
         changed = true;
         AfterChange(table, key, doc);
-        Persist(table, key, doc, ack);
+        Persist(table, key, doc, ack, lease);
       },
       kind == WriteKind::kReplace ? nullptr : resident));
   if (resident && !*resident) return Status::Ok();
@@ -187,8 +217,8 @@ Status Documents::Write(std::string_view table, std::string_view key, WriteKind 
 }
 
 template <typename Ack>
-void Documents::Persist(std::string_view table, std::string_view key, CachedDocument& doc,
-                        Ack& ack) {
+void Documents::Persist(std::string_view table, std::string_view key, CachedDocument& doc, Ack& ack,
+                        const std::optional<cluster::Lease>& lease) {
   if (options_.durability == Durability::kMemory) {
     // Acknowledged already, and a failed flush is retried until it lands.
     // While a WriteLatest write of the key is still queued it will read
@@ -207,13 +237,14 @@ void Documents::Persist(std::string_view table, std::string_view key, CachedDocu
     return;
   }
   ack.Later();
-  doc.last_write =
-      committer_.Write(std::string(table), std::string(key), StoredText(doc),
-                       [this, ack = std::move(ack), table = std::string(table),
-                        key = std::string(key)](const Status& status, uint64_t seq) mutable {
-                         if (!status.ok()) WriteFailed(table, key, seq);
-                         ack(status);
-                       });
+  doc.last_write = committer_.Write(
+      std::string(table), std::string(key), StoredText(doc),
+      [this, ack = std::move(ack), table = std::string(table), key = std::string(key)](
+          const Status& status, uint64_t seq) mutable {
+        if (!status.ok()) WriteFailed(table, key, seq);
+        ack(status);
+      },
+      lease);
 }
 
 }  // namespace skiff::server::internal

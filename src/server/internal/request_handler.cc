@@ -178,6 +178,11 @@ void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string
     conn->Close(kCloseTooBig, "frame too large");
     return;
   }
+  Dispatch(conn, payload, 0);
+}
+
+void RequestHandler::Dispatch(const std::shared_ptr<Connection>& conn, std::string_view payload,
+                              int64_t first_try_ns) {
   // The scanner takes the common requests without building a tree; the
   // full decoder takes the rest and words every error.
   Request request;
@@ -194,6 +199,7 @@ void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string
   }
   Status status;
   try {
+    if (ownership_ != nullptr && Route(conn, request, payload, first_try_ns)) return;
     status = Execute(conn, request, /*on_worker=*/false);
   } catch (const std::exception& e) {
     // Nothing below should throw; if a library does, the request fails and
@@ -280,6 +286,7 @@ Status RequestHandler::Login(Call& c) {
     return BadRequest("this connection is already logged in as '" + *c.conn->user +
                       "'; log out first");
   }
+  if (c.r.user == cluster::kClusterUser) return ClusterLogin(c);
   SKIFF_ASSIGN_OR_RETURN(Account account, AuthenticateAccount(store_, c.r.user, c.r.secret));
   // The session belongs to the connection's I/O thread: set it there. The
   // connection reads nothing more until this has run (Offload).
@@ -402,6 +409,10 @@ Status RequestHandler::Merge(Call& c) {
 
 Status RequestHandler::Near(Call& c) {
   const Request& r = c.r;
+  if (ownership_ != nullptr) {
+    // Each instance's index follows only the writes it serves.
+    return BadRequest("near is not available in cluster mode yet (docs/cluster.md)");
+  }
   thread_local std::vector<GeoHit> hits;
   SKIFF_RETURN_IF_ERROR(documents_.geo().Nearest(r.table, r.geo, &hits));
   std::string reply;
@@ -523,6 +534,10 @@ Status RequestHandler::Stats(Call& c) {
         {"waits_expired", sync.waits_expired}}},
       {"geo", std::move(geo)},
   };
+  if (ownership_ != nullptr) {
+    fields["cluster"] = {{"instance", ownership_->id()},
+                         {"partitions_served", ownership_->served()}};
+  }
   c.conn->Send(EncodeOk(c.r.id, fields));
   return Status::Ok();
 }

@@ -21,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "server/cluster/ownership.h"
+#include "server/cluster/peer_links.h"
 #include "server/internal/documents.h"
 #include "server/internal/listener.h"
 #include "server/internal/protocol.h"
@@ -46,6 +48,17 @@ class RequestHandler final : public ListenerHandler {
   // verdict catches a lost update.
   void set_lose_one_add_in_for_testing(uint32_t n) { lose_one_add_in_.store(n); }
 
+  // Cluster mode: requests on keys go where `ownership` says; those of
+  // partitions another instance owns are forwarded over `links`, and peers
+  // log in as cluster::kClusterUser with `secret`. Set before Listen; both
+  // outlive the handler's use.
+  void set_cluster(const cluster::Ownership* ownership, cluster::PeerLinks* links,
+                   std::string secret) {
+    ownership_ = ownership;
+    links_ = links;
+    cluster_secret_ = std::move(secret);
+  }
+
   void OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) override;
   void OnBinary(const std::shared_ptr<Connection>& conn) override;
   void OnClose(const std::shared_ptr<Connection>& conn) override;
@@ -70,6 +83,24 @@ class RequestHandler final : public ListenerHandler {
     Method run;
   };
   static const OpRow& RowFor(Op op);
+
+  // Decodes and runs one frame (OnText, and a request held for a retry).
+  void Dispatch(const std::shared_ptr<Connection>& conn, std::string_view payload,
+                int64_t first_try_ns);
+  // Cluster mode (request_handler_cluster.cc): true when the request was
+  // dealt with here (forwarded, held for a retry, or answered with an
+  // error); false to run it on this instance.
+  bool Route(const std::shared_ptr<Connection>& conn, const Request& r, std::string_view payload,
+             int64_t first_try_ns);
+  void Forward(const std::shared_ptr<Connection>& conn, const Request& r, std::string_view payload,
+               uint32_t partition, uint64_t owner, int64_t first_try_ns);
+  // Runs the request again shortly (a partition being handed over),
+  // without reading the connection meanwhile; gives up with unavailable
+  // after kRouteGiveUp from its first try.
+  void Hold(const std::shared_ptr<Connection>& conn, const Request& r, std::string_view payload,
+            int64_t first_try_ns);
+  // The login of a peer instance's link.
+  Status ClusterLogin(Call& c);
 
   // Checks access and runs the request; returns an error to send instead.
   Status Execute(const std::shared_ptr<Connection>& conn, Request& r, bool on_worker);
@@ -111,6 +142,9 @@ class RequestHandler final : public ListenerHandler {
   sync::SyncEngine& sync_;
   StoreWorkers& workers_;
   std::function<ListenerStats()> network_stats_;
+  const cluster::Ownership* ownership_ = nullptr;
+  cluster::PeerLinks* links_ = nullptr;
+  std::string cluster_secret_;
   std::atomic<size_t> sessions_{0};
   std::atomic<uint32_t> lose_one_add_in_{0};
   std::atomic<uint64_t> adds_seen_{0};

@@ -1,0 +1,394 @@
+// cluster_bench: what cluster mode costs (docs/cluster.md). One, two and
+// three skiffd processes in cluster mode on one PostgreSQL schema, the load
+// spread over every instance, so about half (two instances) or two thirds
+// (three) of the requests are forwarded to their partition's owner:
+//   BM_ClusterSets/instances:N      kv_bench's set-small/pipelined (16 x 32
+//                                   in all), read back through another
+//                                   instance than the one that wrote;
+//   BM_ClusterAddOneKey/instances:N contention_bench's add on one key,
+//                                   every reply distinct, the final value
+//                                   the count of acknowledged adds;
+//   BM_ClusterFailover              kill -9 of a hot key's owner while adds
+//                                   go through the other instance: how long
+//                                   until one is acknowledged again.
+// On a machine with fewer cores than instances the throughput figures are
+// informational: the instances share the cores (the JSON context has
+// num_cpus).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "client/client.h"
+#include "doc/document.h"
+#include "server/cluster/partition.h"
+#include "server/permissions.h"
+#include "server/users.h"
+#include "support/bench_options.h"
+#include "support/bench_registry.h"
+#include "support/cluster_owner.h"
+#include "support/counters.h"
+#include "support/e2e_options.h"
+#include "support/kv_workloads.h"
+#include "support/latency.h"
+#include "support/load_driver.h"
+#include "support/skiffd_process.h"
+#include "support/test_store.h"
+
+namespace skiff::bench {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr const char* kClusterSecret = "cluster-bench-secret-0123456789";
+constexpr size_t kConnections = 16;
+constexpr size_t kPipeline = 32;
+
+std::string SkiffdBinary() {
+  return GetE2eOptions().skiffd.empty() ? std::string(SKIFFD_PATH) : GetE2eOptions().skiffd;
+}
+
+// N skiffd in cluster mode on a PostgreSQL schema of their own, with one
+// user who may read and write everything.
+class Cluster {
+ public:
+  Status Start(size_t n) {
+    SKIFF_ASSIGN_OR_RETURN(db_, support::TestStore::Open("postgres"));
+    SKIFF_ASSIGN_OR_RETURN(
+        secret_, server::CreateUser(db_->store(), "bench", server::Permissions({"*"}, {"*"})));
+    db_->Close();  // the instances share the database; this open held it alone
+    for (size_t i = 0; i < n; ++i) {
+      auto p = std::make_unique<support::SkiffdProcess>();
+      std::vector<std::string> flags = {"--store",          db_->url(),     "--cluster",    "true",
+                                        "--cluster-secret", kClusterSecret, "--io-threads", "1"};
+      for (const std::string& a : GetE2eOptions().skiffd_args) flags.push_back(a);
+      SKIFF_RETURN_IF_ERROR(p->Start(SkiffdBinary(), flags));
+      instances_.push_back(std::move(p));
+    }
+    return WaitServed();
+  }
+
+  // Until every partition is served and every running instance serves
+  // some (bounded).
+  Status WaitServed() {
+    const auto give_up = SteadyClock::now() + seconds(60);
+    for (;;) {
+      size_t served = 0, serving = 0, running = 0;
+      for (const auto& p : instances_) {
+        if (!p->running()) continue;
+        ++running;
+        SKIFF_ASSIGN_OR_RETURN(doc::Value stats, Stats(*p));
+        const size_t s = stats["cluster"]["partitions_served"].get<size_t>();
+        served += s;
+        serving += s > 0;
+      }
+      if (served == server::cluster::kPartitions && serving == running) return Status::Ok();
+      if (SteadyClock::now() > give_up) {
+        return Unavailable("the cluster did not serve every partition within 60 s (" +
+                           std::to_string(served) + " served)");
+      }
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  }
+
+  Result<doc::Value> Stats(const support::SkiffdProcess& p) {
+    SKIFF_ASSIGN_OR_RETURN(auto c, Connect(p.port()));
+    return c->Stats();
+  }
+
+  Result<std::unique_ptr<client::Client>> Connect(uint16_t port) {
+    client::ClientOptions o;
+    o.port = port;
+    o.user = "bench";
+    o.secret = secret_;
+    o.request_timeout = seconds(30);
+    return client::Client::Connect(o);
+  }
+
+  DriverOptions Driver(size_t i, size_t connections) const {
+    DriverOptions o;
+    o.port = instances_[i]->port();
+    o.user = "bench";
+    o.secret = secret_;
+    o.connections = connections;
+    o.pipeline = kPipeline;
+    return o;
+  }
+
+  // The port of the instance owning (table, key) now; 0 when none does.
+  uint16_t OwnerPort(const std::string& table, const std::string& key) {
+    Result<uint16_t> port = support::ClusterOwnerPort(db_->url(), table, key);
+    return port.ok() ? *port : 0;
+  }
+
+  // Statements and store transactions over every instance, from stats,
+  // read on connections opened once (a login is a statement too).
+  Result<std::pair<uint64_t, uint64_t>> StoreWork() {
+    if (observers_.empty()) {
+      for (const auto& p : instances_) {
+        SKIFF_ASSIGN_OR_RETURN(auto c, Connect(p->port()));
+        observers_.push_back(std::move(c));
+      }
+    }
+    uint64_t statements = 0, transactions = 0;
+    for (size_t i = 0; i < instances_.size(); ++i) {
+      if (!instances_[i]->running()) continue;
+      SKIFF_ASSIGN_OR_RETURN(doc::Value stats, observers_[i]->Stats());
+      statements += stats["store_statements"].get<uint64_t>();
+      transactions += stats["transactions"].get<uint64_t>();
+    }
+    return std::make_pair(statements, transactions);
+  }
+
+  size_t size() const { return instances_.size(); }
+  support::SkiffdProcess& instance(size_t i) { return *instances_[i]; }
+
+ private:
+  std::unique_ptr<support::TestStore> db_;
+  std::string secret_;
+  std::vector<std::unique_ptr<support::SkiffdProcess>> instances_;
+  std::vector<std::unique_ptr<client::Client>> observers_;
+};
+
+// The connections of instance i of n when kConnections are spread evenly.
+size_t ConnectionsOf(size_t i, size_t n) { return kConnections / n + (i < kConnections % n); }
+
+// Runs one driver per instance, each on its own thread, all at once.
+struct Spread {
+  std::vector<std::unique_ptr<LoadDriver>> drivers;
+  std::vector<RunResult> results;
+  double wall_seconds = 0;
+
+  template <typename Workloads>
+  void Run(Workloads& workloads, uint64_t ops_each, std::chrono::nanoseconds cap) {
+    results.assign(drivers.size(), RunResult());
+    std::vector<std::thread> threads;
+    const auto start = SteadyClock::now();
+    for (size_t i = 0; i < drivers.size(); ++i) {
+      threads.emplace_back([&, i] {
+        RunLimits limits;
+        limits.max_ops = ops_each;
+        limits.cap = cap;
+        results[i] = drivers[i]->Run(*workloads[i], limits);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    wall_seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  }
+  uint64_t ops() const {
+    uint64_t n = 0;
+    for (const RunResult& r : results) n += r.ops;
+    return n;
+  }
+  uint64_t errors() const {
+    uint64_t n = 0;
+    for (const RunResult& r : results) n += r.error_count();
+    return n;
+  }
+  std::string first_error() const {
+    for (const RunResult& r : results) {
+      if (!r.first_error.empty()) return r.first_error;
+    }
+    return "";
+  }
+  LatencySummary Latency() const {
+    LatencyRecorder all;
+    for (const RunResult& r : results) all.Merge(r.latency);
+    return all.Summarize();
+  }
+};
+
+// Starts n instances and one driver per instance.
+Status StartSpread(size_t n, Cluster& cluster, Spread& spread) {
+  SKIFF_RETURN_IF_ERROR(cluster.Start(n));
+  for (size_t i = 0; i < cluster.size(); ++i) {
+    SKIFF_ASSIGN_OR_RETURN(
+        auto d, LoadDriver::Connect(cluster.Driver(i, ConnectionsOf(i, cluster.size()))));
+    spread.drivers.push_back(std::move(d));
+  }
+  return Status::Ok();
+}
+
+void Fail(benchmark::State& state, const std::string& what, const Status& s) {
+  state.SkipWithError((what + ": " + s.ToString()).c_str());
+}
+
+uint64_t Ops() { return ByProfile<uint64_t>(6000, 60000, 300000); }
+std::chrono::nanoseconds Cap() {
+  return ByProfile<std::chrono::nanoseconds>(seconds(20), seconds(60), seconds(120));
+}
+
+void BM_ClusterSets(benchmark::State& state, size_t n) {
+  Cluster cluster;
+  Spread spread;
+  if (Status s = StartSpread(n, cluster, spread); !s.ok()) return Fail(state, "starting", s);
+  std::vector<std::unique_ptr<UniqueSets>> sets;
+  for (size_t i = 0; i < n; ++i) {
+    sets.push_back(std::make_unique<UniqueSets>("sets" + std::to_string(i), SmallValue));
+  }
+  auto before = cluster.StoreWork();
+  if (!before.ok()) return Fail(state, "reading stats", before.status());
+  for (auto _ : state) {
+    spread.Run(sets, Ops() / n, Cap());
+    state.SetIterationTime(spread.wall_seconds);
+  }
+  auto after = cluster.StoreWork();
+  if (!after.ok()) return Fail(state, "reading stats", after.status());
+  if (spread.errors() > 0)
+    return state.SkipWithError(("a set failed: " + spread.first_error()).c_str());
+  // Read back through another instance than the writer's (with one
+  // instance, the same one).
+  uint64_t verified = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ReadBack back("sets" + std::to_string(i), sets[i]->SampleAcked(500), SmallValue);
+    RunResult r = spread.drivers[(i + 1) % n]->Run(back, RunLimits());
+    if (r.error_count() > 0)
+      return state.SkipWithError(("a read-back failed: " + r.first_error).c_str());
+    verified += back.verified();
+  }
+  if (verified == 0) return state.SkipWithError("nothing was read back");
+  const LatencySummary lat = spread.Latency();
+  const double transactions = double(after->second - before->second);
+  SetDeterministic(state, "instances", double(n));
+  SetInfo(state, "ops_per_s", double(spread.ops()) / spread.wall_seconds);
+  SetInfo(state, "p50_us", lat.p50_us);
+  SetInfo(state, "p99_us", lat.p99_us);
+  SetInfo(state, "writes_per_transaction", double(spread.ops()) / transactions);
+  // Every write batch is BEGIN, the fencing check, the insert, COMMIT; the
+  // ratio is the count, whatever the batch sizes were.
+  SetDeterministic(state, "statements_per_write_batch",
+                   double(after->first - before->first) / transactions);
+  SetInfo(state, "verified_reads", double(verified));
+}
+
+// Adds on one key through every instance; the owner serialises them.
+class OneKeyAdds final : public Workload {
+ public:
+  bool Next(size_t, size_t, std::string& body) override {
+    body += R"("op":"add","table":"counters","key":"hot","path":["n"],"delta":1)";
+    return true;
+  }
+  std::string Check(size_t, size_t, const ReplyView& reply) override {
+    const std::string_view v = LastReplyMember(reply.text, "value");
+    if (v.empty()) return "an add reply without its value";
+    values.push_back(std::stoll(std::string(v)));
+    return "";
+  }
+  std::vector<int64_t> values;
+};
+
+void BM_ClusterAddOneKey(benchmark::State& state, size_t n) {
+  Cluster cluster;
+  Spread spread;
+  if (Status s = StartSpread(n, cluster, spread); !s.ok()) return Fail(state, "starting", s);
+  std::vector<std::unique_ptr<OneKeyAdds>> adds;
+  for (size_t i = 0; i < n; ++i) adds.push_back(std::make_unique<OneKeyAdds>());
+  for (auto _ : state) {
+    spread.Run(adds, Ops() / n, Cap());
+    state.SetIterationTime(spread.wall_seconds);
+  }
+  if (spread.errors() > 0)
+    return state.SkipWithError(("an add failed: " + spread.first_error()).c_str());
+  std::vector<int64_t> all;
+  for (const auto& a : adds) all.insert(all.end(), a->values.begin(), a->values.end());
+  std::sort(all.begin(), all.end());
+  if (std::adjacent_find(all.begin(), all.end()) != all.end()) {
+    return state.SkipWithError("two adds were answered the same value");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Result<std::string> got =
+        spread.drivers[i]->Call(R"("op":"get","table":"counters","key":"hot")");
+    if (!got.ok()) return Fail(state, "reading the counter", got.status());
+    const std::string want = R"({"n":)" + std::to_string(all.size()) + "}";
+    if (!SameJson(LastReplyMember(*got, "value"), want)) {
+      return state.SkipWithError(("instance " + std::to_string(i) + " read " + *got +
+                                  ", not the acknowledged count " + want)
+                                     .c_str());
+    }
+  }
+  const LatencySummary lat = spread.Latency();
+  SetDeterministic(state, "instances", double(n));
+  SetInfo(state, "ops_per_s", double(spread.ops()) / spread.wall_seconds);
+  SetInfo(state, "p50_us", lat.p50_us);
+  SetInfo(state, "p99_us", lat.p99_us);
+}
+
+void BM_ClusterFailover(benchmark::State& state) {
+  for (auto _ : state) {
+    Cluster cluster;
+    if (Status s = cluster.Start(2); !s.ok()) return Fail(state, "starting the cluster", s);
+    std::string key;
+    for (int i = 0; key.empty() && i < 10000; ++i) {
+      const std::string k = "hot" + std::to_string(i);
+      if (cluster.OwnerPort("counters", k) == cluster.instance(0).port()) key = k;
+    }
+    if (key.empty()) return state.SkipWithError("no key owned by the first instance");
+    auto through = cluster.Connect(cluster.instance(1).port());
+    if (!through.ok()) return Fail(state, "connecting", through.status());
+    int64_t acknowledged = 0, failed = 0;
+    for (int i = 0; i < 200; ++i) {
+      auto v = (*through)->Add("counters", key, {"n"}, 1);
+      if (!v.ok()) return Fail(state, "an add before the kill", v.status());
+      ++acknowledged;
+    }
+    cluster.instance(0).Kill();
+    const auto killed = SteadyClock::now();
+    std::chrono::duration<double> failover{0};
+    for (;;) {
+      auto v = (*through)->Add("counters", key, {"n"}, 1);
+      if (v.ok()) {
+        ++acknowledged;
+        failover = SteadyClock::now() - killed;
+        break;
+      }
+      ++failed;
+      if (SteadyClock::now() - killed > seconds(30)) {
+        return state.SkipWithError("the key was not served again within 30 s of the kill");
+      }
+    }
+    state.SetIterationTime(failover.count());
+    auto v = (*through)->Get("counters", key);
+    if (!v.ok() || !v->has_value()) return state.SkipWithError("the counter cannot be read");
+    const int64_t final_value = (**v)["n"].get<int64_t>();
+    if (final_value < acknowledged || final_value > acknowledged + failed) {
+      return state.SkipWithError(("final " + std::to_string(final_value) + " outside [" +
+                                  std::to_string(acknowledged) + ", " +
+                                  std::to_string(acknowledged + failed) + "]")
+                                     .c_str());
+    }
+    SetInfo(state, "failover_ms", failover.count() * 1000.0);
+    SetInfo(state, "adds_failed", double(failed));
+    std::fprintf(stderr, "cluster_bench: served again %.0f ms after kill -9 of its owner\n",
+                 failover.count() * 1000.0);
+  }
+}
+
+const bool kRegistered = AddRegistration([] {
+  if (!Options().WantsStore("postgres")) return;
+  for (size_t n : {1, 2, 3}) {
+    const std::string suffix = "/instances:" + std::to_string(n);
+    AddCase("BM_ClusterSets" + suffix, [n](benchmark::State& s) { BM_ClusterSets(s, n); })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+    AddCase("BM_ClusterAddOneKey" + suffix, [n](benchmark::State& s) { BM_ClusterAddOneKey(s, n); })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+  }
+  AddCase("BM_ClusterFailover", [](benchmark::State& s) { BM_ClusterFailover(s); })
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+});
+
+}  // namespace
+}  // namespace skiff::bench
