@@ -19,6 +19,7 @@
 #include "store/store.h"
 #include "support/cluster_owner.h"
 #include "support/skiffd_process.h"
+#include "support/temp_dir.h"
 
 #include "test/store/store_test_util.h"
 
@@ -325,6 +326,37 @@ TEST_F(ClusterTest, JoinAndLeaveUnderLoadLoseNothing) {
     if (v->has_value()) sum += (**v)["n"].get<int64_t>();
   }
   EXPECT_EQ(sum, acknowledged.load());
+}
+
+TEST(ClusterModeTest, RefusedOnSqliteSayingWhy) {
+  support::TempDir dir;
+  std::string output;
+  const int rc =
+      support::RunCommand({"/bin/sh", "-c",
+                           std::string(SKIFFD_PATH) + " --store=sqlite:" + dir.File("skiff.db") +
+                               " --port=0 --cluster=true --cluster-secret=" + kSecret + " 2>&1"},
+                          &output);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(output.find("cluster mode needs a PostgreSQL store"), std::string::npos) << output;
+}
+
+// The links' user is no back door: without the cluster secret a login as
+// it is refused like any wrong secret.
+TEST_F(ClusterTest, PeerLoginNeedsTheClusterSecret) {
+  if (!fixture_) return;
+  StartInstances(1);
+  client::ClientOptions o;
+  o.port = instances_[0]->port();
+  o.user = "$cluster";
+  o.secret = "not-the-cluster-secret-at-all";
+  o.reconnect = false;
+  auto refused = client::Client::Connect(o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnauthorized) << refused.status().ToString();
+  o.secret = kSecret;
+  auto peer = client::Client::Connect(o);
+  ASSERT_OK(peer);
+  EXPECT_OK((*peer)->Set("notes", "from-a-peer", {{"v", 1}}));
 }
 
 }  // namespace
