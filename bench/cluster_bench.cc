@@ -8,6 +8,9 @@
 //   BM_ClusterAddOneKey/instances:N contention_bench's add on one key,
 //                                   every reply distinct, the final value
 //                                   the count of acknowledged adds;
+//   .../plain                       the same against one skiffd without
+//                                   cluster mode, side by side: what the
+//                                   fencing check and the routing cost;
 //   BM_ClusterFailover              kill -9 of a hot key's owner while adds
 //                                   go through the other instance: how long
 //                                   until one is acknowledged again.
@@ -60,20 +63,27 @@ std::string SkiffdBinary() {
 // user who may read and write everything.
 class Cluster {
  public:
+  // n instances in cluster mode; n = 0 is one skiffd without it.
   Status Start(size_t n) {
+    plain_ = n == 0;
+    if (plain_) n = 1;
     SKIFF_ASSIGN_OR_RETURN(db_, support::TestStore::Open("postgres"));
     SKIFF_ASSIGN_OR_RETURN(
         secret_, server::CreateUser(db_->store(), "bench", server::Permissions({"*"}, {"*"})));
     db_->Close();  // the instances share the database; this open held it alone
     for (size_t i = 0; i < n; ++i) {
       auto p = std::make_unique<support::SkiffdProcess>();
-      std::vector<std::string> flags = {"--store",          db_->url(),     "--cluster",    "true",
-                                        "--cluster-secret", kClusterSecret, "--io-threads", "1"};
+      std::vector<std::string> flags = {"--store", db_->url(), "--io-threads", "1"};
+      if (!plain_) {
+        for (const char* f : {"--cluster", "true", "--cluster-secret", kClusterSecret}) {
+          flags.push_back(f);
+        }
+      }
       for (const std::string& a : GetE2eOptions().skiffd_args) flags.push_back(a);
       SKIFF_RETURN_IF_ERROR(p->Start(SkiffdBinary(), flags));
       instances_.push_back(std::move(p));
     }
-    return WaitServed();
+    return plain_ ? Status::Ok() : WaitServed();
   }
 
   // Until every partition is served and every running instance serves
@@ -156,6 +166,7 @@ class Cluster {
   std::string secret_;
   std::vector<std::unique_ptr<support::SkiffdProcess>> instances_;
   std::vector<std::unique_ptr<client::Client>> observers_;
+  bool plain_ = false;
 };
 
 // The connections of instance i of n when kConnections are spread evenly.
@@ -227,17 +238,18 @@ std::chrono::nanoseconds Cap() {
 }
 
 void BM_ClusterSets(benchmark::State& state, size_t n) {
+  const size_t instances = std::max<size_t>(n, 1);  // plain: one skiffd
   Cluster cluster;
   Spread spread;
   if (Status s = StartSpread(n, cluster, spread); !s.ok()) return Fail(state, "starting", s);
   std::vector<std::unique_ptr<UniqueSets>> sets;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < instances; ++i) {
     sets.push_back(std::make_unique<UniqueSets>("sets" + std::to_string(i), SmallValue));
   }
   auto before = cluster.StoreWork();
   if (!before.ok()) return Fail(state, "reading stats", before.status());
   for (auto _ : state) {
-    spread.Run(sets, Ops() / n, Cap());
+    spread.Run(sets, Ops() / instances, Cap());
     state.SetIterationTime(spread.wall_seconds);
   }
   auto after = cluster.StoreWork();
@@ -247,9 +259,9 @@ void BM_ClusterSets(benchmark::State& state, size_t n) {
   // Read back through another instance than the writer's (with one
   // instance, the same one).
   uint64_t verified = 0;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < instances; ++i) {
     ReadBack back("sets" + std::to_string(i), sets[i]->SampleAcked(500), SmallValue);
-    RunResult r = spread.drivers[(i + 1) % n]->Run(back, RunLimits());
+    RunResult r = spread.drivers[(i + 1) % instances]->Run(back, RunLimits());
     if (r.error_count() > 0)
       return state.SkipWithError(("a read-back failed: " + r.first_error).c_str());
     verified += back.verified();
@@ -264,8 +276,14 @@ void BM_ClusterSets(benchmark::State& state, size_t n) {
   SetInfo(state, "writes_per_transaction", double(spread.ops()) / transactions);
   // Every write batch is BEGIN, the fencing check, the insert, COMMIT; the
   // ratio is the count, whatever the batch sizes were.
-  SetDeterministic(state, "statements_per_write_batch",
-                   double(after->first - before->first) / transactions);
+  const double statements = double(after->first - before->first) / transactions;
+  if (n > 0) {
+    SetDeterministic(state, "statements_per_write_batch", statements);
+  } else {
+    // One write alone is one autocommit statement, a batch three: the
+    // mix depends on timing.
+    SetInfo(state, "plain_statements_per_write_batch", statements);
+  }
   SetInfo(state, "verified_reads", double(verified));
 }
 
@@ -286,13 +304,14 @@ class OneKeyAdds final : public Workload {
 };
 
 void BM_ClusterAddOneKey(benchmark::State& state, size_t n) {
+  const size_t instances = std::max<size_t>(n, 1);  // plain: one skiffd
   Cluster cluster;
   Spread spread;
   if (Status s = StartSpread(n, cluster, spread); !s.ok()) return Fail(state, "starting", s);
   std::vector<std::unique_ptr<OneKeyAdds>> adds;
-  for (size_t i = 0; i < n; ++i) adds.push_back(std::make_unique<OneKeyAdds>());
+  for (size_t i = 0; i < instances; ++i) adds.push_back(std::make_unique<OneKeyAdds>());
   for (auto _ : state) {
-    spread.Run(adds, Ops() / n, Cap());
+    spread.Run(adds, Ops() / instances, Cap());
     state.SetIterationTime(spread.wall_seconds);
   }
   if (spread.errors() > 0)
@@ -303,7 +322,7 @@ void BM_ClusterAddOneKey(benchmark::State& state, size_t n) {
   if (std::adjacent_find(all.begin(), all.end()) != all.end()) {
     return state.SkipWithError("two adds were answered the same value");
   }
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < instances; ++i) {
     Result<std::string> got =
         spread.drivers[i]->Call(R"("op":"get","table":"counters","key":"hot")");
     if (!got.ok()) return Fail(state, "reading the counter", got.status());
@@ -373,8 +392,8 @@ void BM_ClusterFailover(benchmark::State& state) {
 
 const bool kRegistered = AddRegistration([] {
   if (!Options().WantsStore("postgres")) return;
-  for (size_t n : {1, 2, 3}) {
-    const std::string suffix = "/instances:" + std::to_string(n);
+  for (size_t n : {0, 1, 2, 3}) {
+    const std::string suffix = n == 0 ? "/plain" : "/instances:" + std::to_string(n);
     AddCase("BM_ClusterSets" + suffix, [n](benchmark::State& s) { BM_ClusterSets(s, n); })
         ->UseManualTime()
         ->Iterations(1)
