@@ -92,13 +92,15 @@ Status Ownership::Connect() {
     pqxx::nontransaction nt(conn_->conn);
     nt.exec("SET statement_timeout = " + std::to_string(url.options.statement_timeout.count()) +
             "; SET lock_timeout = " + std::to_string(url.options.lock_timeout.count()));
-    const uint64_t id = nt.exec_params(
-                              "INSERT INTO skiff_cluster_instances(address) VALUES ($1) "
-                              "RETURNING id",
-                              address_)[0][0]
-                            .as<uint64_t>();
+    // The lock before the row: the others' ticks delete every row whose
+    // lock is not held, which would otherwise catch this one in between.
+    const uint64_t id =
+        nt.exec("SELECT nextval(pg_get_serial_sequence('skiff_cluster_instances', 'id'))")[0][0]
+            .as<uint64_t>();
     nt.exec_params("SELECT pg_advisory_lock(hashtext(current_schema()), $1::int)",
                    static_cast<long long>(id));
+    nt.exec_params("INSERT INTO skiff_cluster_instances(id, address) VALUES ($1, $2)",
+                   static_cast<long long>(id), address_);
     id_.store(id, std::memory_order_release);
   } catch (const std::exception& e) {
     conn_.reset();
