@@ -1,6 +1,7 @@
 #include "store/change_listener.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 
 #include <fcntl.h>
@@ -16,12 +17,18 @@ namespace {
 
 class CountingReceiver final : public pqxx::notification_receiver {
  public:
-  CountingReceiver(pqxx::connection_base& conn, const std::string& channel, int* count)
-      : pqxx::notification_receiver(conn, channel), count_(count) {}
-  void operator()(const std::string&, int) override { ++*count_; }
+  CountingReceiver(pqxx::connection_base& conn, const std::string& channel,
+                   ChangeListener::Event* event)
+      : pqxx::notification_receiver(conn, channel), event_(event) {}
+  void operator()(const std::string& payload, int) override {
+    ++event_->notifications;
+    uint64_t id = 0;  // a payload that does not parse names nothing
+    std::from_chars(payload.data(), payload.data() + payload.size(), id);
+    event_->last_sync_id = std::max(event_->last_sync_id, id);
+  }
 
  private:
-  int* count_;
+  ChangeListener::Event* event_;
 };
 
 class PostgresChangeListener final : public ChangeListener {
@@ -70,14 +77,15 @@ class PostgresChangeListener final : public ChangeListener {
       (void)read(wake_fd_, &drained, sizeof drained);
     }
     if (ready > 0 && fds[0].revents != 0) {
-      received_ = 0;
+      received_ = Event();
       try {
         conn_->get_notifs();  // reads the socket; throws when the session is gone
       } catch (const std::exception& e) {
         Disconnect();
         return Unavailable(std::string("sync notifications connection lost: ") + e.what());
       }
-      event.notifications = received_;
+      event.notifications = received_.notifications;
+      event.last_sync_id = received_.last_sync_id;
       if (!conn_->is_open()) {
         Disconnect();
         return Unavailable("sync notifications connection lost");
@@ -105,7 +113,7 @@ class PostgresChangeListener final : public ChangeListener {
   const int wake_fd_;  // an eventfd: Interrupt() makes it readable
   std::unique_ptr<pqxx::connection> conn_;
   std::unique_ptr<CountingReceiver> receiver_;
-  int received_ = 0;
+  Event received_;  // filled by receiver_ during get_notifs()
   int pid_ = 0;
 };
 

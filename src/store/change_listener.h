@@ -14,6 +14,7 @@
 #define SKIFF_STORE_CHANGE_LISTENER_H_
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -29,8 +30,9 @@ inline constexpr const char* kSyncChannelSql =
 class ChangeListener {
  public:
   struct Event {
-    int notifications = 0;     // received during this Wait
-    bool new_session = false;  // (re)connected: notifications may have been missed
+    int notifications = 0;      // received during this Wait
+    uint64_t last_sync_id = 0;  // the highest their payloads named
+    bool new_session = false;   // (re)connected: notifications may have been missed
   };
 
   // Connects to the store at `url` (a postgres:// store URL, its store

@@ -34,8 +34,8 @@
 //
 // Cluster sync (CommitSync): the row of skiff_sync_counter, locked for the
 // transaction, orders sync commits across servers; the batch is numbered
-// from it and written with the statements Write uses, and NOTIFY follows
-// the commit as a statement of its own (docs/cluster.md).
+// from it and written with the statements Write uses. NotifySync sends the
+// NOTIFY after the commit, never inside it (docs/cluster.md).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -498,14 +498,11 @@ class PostgresStore final : public Store {
   }
 
   // BEGIN, the counter's lock, the devices' records, the batch's sync
-  // statements (the first carries the commit mark), the counter, COMMIT; then
-  // NOTIFY on its own: inside the transaction it would take the server's
-  // notify lock at commit and serialise every writer behind it.
+  // statements (the first carries the commit mark), the counter, COMMIT.
   Result<uint64_t> CommitSync(const std::vector<std::string>& devices,
-                              const SyncBatchBuilder& build, bool notify) override {
+                              const SyncBatchBuilder& build) override {
     for (const std::string& device : devices) SKIFF_RETURN_IF_ERROR(ValidateDevice(device));
     uint64_t last = 0;
-    bool wrote_changes = false;
     {
       MutexLock lock(&mu_);
       SKIFF_RETURN_IF_ERROR(EnsureConnected());
@@ -554,7 +551,6 @@ class PostgresStore final : public Store {
                 Count(1);
                 tx.exec_prepared("set_sync_counter", static_cast<long long>(last));
               }
-              wrote_changes = last != counter;
             }
             Count(1);  // COMMIT
             commit_sent = !batch.empty();
@@ -569,20 +565,15 @@ class PostgresStore final : public Store {
       }
       if (commit_sent) transactions_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (notify && wrote_changes) {
-      // Committed already: a lost notification only delays the other
-      // instances until their next poll, so its failure is not the push's.
-      Status sent = Run([&](pqxx::connection& conn) {
-        pqxx::nontransaction tx(conn);
-        Count(1);
-        tx.exec_prepared("notify_sync", std::to_string(last));
-      });
-      if (!sent.ok()) {
-        std::fprintf(stderr, "skiff store: NOTIFY after sync commit %llu failed: %s\n",
-                     static_cast<unsigned long long>(last), sent.ToString().c_str());
-      }
-    }
     return last;
+  }
+
+  Status NotifySync(uint64_t last) override {
+    return Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      tx.exec_prepared("notify_sync", std::to_string(last));
+    });
   }
 
  private:

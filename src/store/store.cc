@@ -104,9 +104,14 @@ Result<std::map<std::string, uint64_t>> Store::LastSyncIdByGroupSince(uint64_t a
   return by_group;
 }
 
-Result<uint64_t> Store::CommitSync(const std::vector<std::string>&, const SyncBatchBuilder&, bool) {
+Result<uint64_t> Store::CommitSync(const std::vector<std::string>&, const SyncBatchBuilder&) {
   return BadRequest("cluster sync needs PostgreSQL: the " + std::string(kind()) +
                     " store has no counter shared between servers");
+}
+
+Status Store::NotifySync(uint64_t) {
+  return BadRequest("cluster sync needs PostgreSQL: the " + std::string(kind()) +
+                    " store has no other servers to notify");
 }
 
 Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const OpenOptions& options) {

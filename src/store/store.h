@@ -157,12 +157,16 @@ class Store {
 
   // One sync group commit as one transaction: locks the sync counter, reads
   // the records of `devices`, calls `build`, writes the batch, sets the
-  // counter to the batch's last id and commits; then, when `notify`, tells
-  // the other instances (NOTIFY, as a statement of its own). Returns the
-  // counter after the commit. A failure means what a failed Write means.
-  // Only PostgreSQL implements it; the others return bad_request.
+  // counter to the batch's last id and commits. Returns the counter after
+  // the commit. A failure means what a failed Write means. Only PostgreSQL
+  // implements it (and NotifySync); the others return bad_request.
   virtual Result<uint64_t> CommitSync(const std::vector<std::string>& devices,
-                                      const SyncBatchBuilder& build, bool notify);
+                                      const SyncBatchBuilder& build);
+
+  // Tells the other instances (their ChangeListener) that sync ids up to
+  // `last` are committed: one NOTIFY, in autocommit. Sent after the commit,
+  // never inside it: there NOTIFY takes a database-wide lock at commit.
+  virtual Status NotifySync(uint64_t last);
 
   // Conveniences: a batch of one.
   Status Put(std::string_view table, std::string_view key, std::string_view value);
@@ -203,9 +207,10 @@ class StoreWrapper : public Store {
     return target_.LastSyncIdByGroupSince(after);
   }
   Result<uint64_t> CommitSync(const std::vector<std::string>& devices,
-                              const SyncBatchBuilder& build, bool notify) override {
-    return target_.CommitSync(devices, build, notify);
+                              const SyncBatchBuilder& build) override {
+    return target_.CommitSync(devices, build);
   }
+  Status NotifySync(uint64_t last) override { return target_.NotifySync(last); }
 
   Store& target() const { return target_; }
 

@@ -297,8 +297,7 @@ void SyncEngine::CommitClustered(std::vector<QueuedPush>& pushes) {
             },
             &built);
         std::swap(*batch, built.batch);
-      },
-      options_.notify);
+      });
   if (!last.ok()) {
     std::fprintf(stderr, "skiff sync: cluster commit of %zu pushes failed: %s\n", pushes.size(),
                  last.status().ToString().c_str());
@@ -315,6 +314,16 @@ void SyncEngine::CommitClustered(std::vector<QueuedPush>& pushes) {
     return;
   }
   Publish(pushes, built, *last);
+  // After publishing: the pushes are answered without waiting for it, and
+  // this engine's own notification finds its commit seen and costs no read.
+  if (options_.notify && built.applied > 0) {
+    // A lost notification only delays the other servers until their poll:
+    // the push has committed.
+    if (Status s = store_.NotifySync(*last); !s.ok()) {
+      std::fprintf(stderr, "skiff sync: NOTIFY after sync commit %llu failed: %s\n",
+                   static_cast<unsigned long long>(*last), s.ToString().c_str());
+    }
+  }
 }
 
 bool SyncEngine::RetryAlone(std::vector<QueuedPush>& pushes, const Status& committed) {
@@ -423,7 +432,14 @@ void SyncEngine::FeedLoop() {
     if (event.ok()) {
       if (failing) std::fprintf(stderr, "skiff sync: listening for other servers' commits again\n");
       failing = false;
-      catch_up = catch_up || event->notifications > 0 || event->new_session;
+      // A notification of a commit already seen (this engine's own, or one
+      // a catch-up read) needs no read.
+      bool news = event->new_session;
+      if (event->notifications > 0) {
+        MutexLock lock(&mu_);
+        news = news || event->last_sync_id > scanned_;
+      }
+      catch_up = catch_up || news;
     } else {
       if (!failing) {
         std::fprintf(stderr, "skiff sync: %s; polling until it is back\n",

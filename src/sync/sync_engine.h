@@ -20,7 +20,8 @@
 // and wakes their waits, as a local commit does.
 //
 // Thread-safe. Callbacks run on the committer thread (push replies, woken
-// waits), the expiry thread (timed-out waits) or the caller's thread (a wait
+// waits), the change feed thread (waits woken by other servers' commits),
+// the expiry thread (timed-out waits) or the caller's thread (a wait
 // answered at once); they must be quick and must not call back into the
 // engine while holding locks of their own that the engine's callers hold.
 #ifndef SKIFF_SYNC_SYNC_ENGINE_H_
@@ -56,10 +57,11 @@ struct SyncOptions {
   // ManualClock turn it off and call ExpireDueWaits().
   bool expiry_thread = true;
 
-  // Cluster mode (see above). `store_url` opens the change feed's own
-  // connection. `notify` off sends no NOTIFY, so other servers learn of this
-  // one's commits only by their poll (tests check the poll that way). The
-  // poll catches up this often whatever the notifications do.
+  // Cluster mode (see above), for a store opened with OpenOptions::cluster
+  // (every server on the database must number the same way). `store_url`
+  // opens the change feed's own connection. `notify` off sends no NOTIFY, so other servers learn of
+  // this one's commits only by their poll (tests check the poll that way). The poll catches up this
+  // often whatever the notifications do.
   bool cluster = false;
   std::string store_url;
   bool notify = true;
@@ -92,7 +94,8 @@ class SyncEngine {
   SyncEngine& operator=(const SyncEngine&) = delete;
 
   // Commits what is queued, answers held waits (changed: false), stops
-  // the threads. Idempotent.
+  // the threads. Idempotent. In cluster mode it may wait for the change
+  // feed's reconnect in progress (libpq's connect_timeout).
   void Stop();
 
   // Blocks until every push queued before the call has been committed and
@@ -106,7 +109,9 @@ class SyncEngine {
   void Push(const Caller& caller, PushRequest request, PushDone done);
 
   // Changes after `since` in the caller's groups, at most `limit`.
-  // bad_request when `since` is ahead of the server.
+  // bad_request when `since` is ahead of the server. In cluster mode a
+  // `since` ahead of this engine (another server's cursor) is first checked
+  // against the store (one statement), as it is in Wait.
   Result<PullReply> Pull(const Caller& caller, uint64_t since, size_t limit);
 
   // A page of the caller's current rows after `after`, and the cursor to

@@ -39,9 +39,9 @@ TEST(ClusterModeTest, SqliteAndMemoryRefuseIt) {
   }
   // Nor does a store that is not PostgreSQL run a cluster sync commit.
   auto memory = NewMemoryStore();
-  auto committed = memory->CommitSync(
-      {"d"}, [](uint64_t, const auto&, WriteBatch*) {}, false);
+  auto committed = memory->CommitSync({"d"}, [](uint64_t, const auto&, WriteBatch*) {});
   EXPECT_STATUS(committed, kBadRequest);
+  EXPECT_STATUS(memory->NotifySync(1), kBadRequest);
 }
 
 TEST(SqliteInstanceGuardTest, SecondExclusiveOpenIsRefusedNamingTheHolder) {
