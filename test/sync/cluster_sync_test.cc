@@ -166,6 +166,18 @@ class ClusterSyncTest : public testing::Test {
   const Caller alice_ = MakeCaller("alice", {"team"});
 };
 
+TEST(ClusterModeEngineTest, NeedsPostgreSQL) {
+  ManualClock clock;
+  auto store = store::NewMemoryStore();
+  SyncOptions options;
+  options.cluster = true;
+  options.store_url = "memory:";
+  auto engine = SyncEngine::Start(*store, clock, options);
+  EXPECT_STATUS(engine, kBadRequest);
+  EXPECT_NE(engine.status().message().find("cluster mode needs PostgreSQL"), std::string::npos)
+      << engine.status().message();
+}
+
 TEST_F(ClusterSyncTest, ConcurrentPushesThroughAllEnginesNumberOneToNAndApplyEachSeqOnce) {
   if (!fixture_) return;
   StartCluster();
