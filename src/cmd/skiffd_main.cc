@@ -74,8 +74,10 @@ int main(int argc, char** argv) {
   // One skiffd per database (the instance lock); a PostgreSQL that is not
   // up yet is waited for, saying so.
   skiff::store::OpenOptions open;
-  // Cluster instances share the database (docs/cluster.md).
-  open.exclusive = !options.cluster;
+  open.exclusive = true;
+  // Cluster instances share the database (docs/cluster.md): the lock is
+  // taken shared, and a server not in cluster mode is refused beside them.
+  open.cluster = options.cluster;
   open.wait_for_server = options.store_wait;
   open.on_wait = [](const skiff::Status& reason, std::chrono::milliseconds left) {
     std::fprintf(stderr, "skiffd: waiting for the store (%.1f s left): %s\n",

@@ -200,19 +200,23 @@ class Server::Impl {
 Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, store::Store& store,
                                               const Clock& clock) {
   SKIFF_RETURN_IF_ERROR(ValidateOptions(options));
+  if (options.cluster && store.kind() != "postgres") {
+    return BadRequest("cluster mode needs a PostgreSQL store; the " + std::string(store.kind()) +
+                      " store is one server's alone");
+  }
   // The engine only reads the clock (Now() is const); SyncEngine::Start takes
   // a non-const reference, hence the cast.
+  sync::SyncOptions sync_options;
+  if (options.cluster) {
+    // Numbered by the shared counter and woken by the others' commits.
+    sync_options.cluster = true;
+    sync_options.store_url = options.store_url;
+  }
   SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<sync::SyncEngine> sync,
-                         sync::SyncEngine::Start(store, clock));
+                         sync::SyncEngine::Start(store, clock, sync_options));
   auto impl = std::make_unique<Impl>(options, store, clock, std::move(sync));
   SKIFF_RETURN_IF_ERROR(impl->LoadGeoIndexes());
-  if (options.cluster) {
-    if (store.kind() != "postgres") {
-      return BadRequest("cluster mode needs a PostgreSQL store; the " + std::string(store.kind()) +
-                        " store is one server's alone");
-    }
-    impl->PrepareCluster(options);
-  }
+  if (options.cluster) impl->PrepareCluster(options);
   SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock));
   if (options.cluster) SKIFF_RETURN_IF_ERROR(impl->StartCluster(options));
   return std::unique_ptr<Server>(new Server(std::move(impl)));

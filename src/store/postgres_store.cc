@@ -29,6 +29,13 @@
 // Failing to get it (another server holds it) fails the open, or, after a
 // reconnect, the call, so a second owner is never silent. The lock ends with
 // the session, so a killed server frees it at once.
+// A cluster instance takes the same lock shared: cluster instances coexist,
+// and the exclusive and the shared form refuse each other.
+//
+// Cluster sync (CommitSync): the row of skiff_sync_counter, locked for the
+// transaction, orders sync commits across servers; the batch is numbered
+// from it and written with the statements Write uses. NotifySync sends the
+// NOTIFY after the commit, never inside it (docs/cluster.md).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -42,6 +49,7 @@
 #include <pqxx/pqxx>
 
 #include "base/mutex.h"
+#include "store/change_listener.h"
 #include "store/internal/coalesce.h"
 #include "store/internal/pg_array.h"
 #include "store/internal/pg_url.h"
@@ -98,13 +106,19 @@ CREATE TABLE IF NOT EXISTS skiff_commit_marks(
   seq      BIGINT NOT NULL,
   at       TIMESTAMPTZ NOT NULL DEFAULT now()
 );
+CREATE TABLE IF NOT EXISTS skiff_sync_counter(
+  id      INT PRIMARY KEY CHECK (id = 1),
+  last_id BIGINT NOT NULL
+);
+INSERT INTO skiff_sync_counter(id, last_id) VALUES (1, 0) ON CONFLICT DO NOTHING;
 INSERT INTO skiff_meta(name, value) VALUES ('schema_version', '1') ON CONFLICT DO NOTHING;
 )sql";
-constexpr int kSchemaStatements = 9;  // the statements in kSchema, for the counter
+constexpr int kSchemaStatements = 11;  // the statements in kSchema, for the counter
 
 // Key class of the instance guard's advisory lock (two-int form, so it can
 // never meet the one-bigint schema lock above).
 constexpr int kGuardClass = 7283515;
+constexpr const char* kGuardKey = "hashtext(current_database() || '/' || current_schema())";
 
 // The CTE that writes the commit mark, put in front of a write statement
 // that has `params` parameters of its own.
@@ -170,6 +184,16 @@ void PrepareStatements(pqxx::connection& conn) {
                "WHERE (grp, tbl, key) > ($1, $2, $3) AND grp = ANY($4::text[]) "
                "ORDER BY grp, tbl, key LIMIT $5");
   conn.prepare("get_device", "SELECT usr, last_seq FROM skiff_devices WHERE device = $1");
+  // Cluster sync. The counter row's lock orders sync commits across servers.
+  conn.prepare("lock_sync_counter",
+               "SELECT last_id FROM skiff_sync_counter WHERE id = 1 FOR UPDATE");
+  conn.prepare("get_devices",
+               "SELECT device, usr, last_seq FROM skiff_devices WHERE device = ANY($1::text[])");
+  conn.prepare("set_sync_counter", "UPDATE skiff_sync_counter SET last_id = $1 WHERE id = 1");
+  // Tells the other cluster instances (payload: the commit's last sync id).
+  conn.prepare("notify_sync", std::string("SELECT pg_notify(") + kSyncChannelSql + ", $1)");
+  conn.prepare("last_by_group_since",
+               "SELECT grp, MAX(sync_id) FROM skiff_changes WHERE sync_id > $1 GROUP BY grp");
   conn.prepare("scan",
                "SELECT key, value FROM skiff_documents WHERE tbl = $1 AND key > $2 "
                "ORDER BY key LIMIT $3");
@@ -250,6 +274,15 @@ class PostgresStore final : public Store {
       pqxx::nontransaction tx(conn);
       Count(1);
       tx.exec("DELETE FROM skiff_commit_marks WHERE at < now() - interval '7 days'");
+      if (options_.cluster) {
+        // A server not in cluster mode numbers changes without the counter:
+        // the counter never starts below what it wrote. Under the row lock,
+        // so a cluster commit in flight is not undone.
+        Count(1);
+        tx.exec(
+            "UPDATE skiff_sync_counter SET last_id = GREATEST(last_id, "
+            "(SELECT COALESCE(MAX(sync_id), 0) FROM skiff_changes)) WHERE id = 1");
+      }
     });
   }
 
@@ -466,6 +499,99 @@ class PostgresStore final : public Store {
     return found;
   }
 
+  Result<std::map<std::string, uint64_t>> LastSyncIdByGroupSince(uint64_t after) override {
+    std::map<std::string, uint64_t> out;
+    SKIFF_RETURN_IF_ERROR(Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      out.clear();
+      for (const auto& row :
+           tx.exec_prepared("last_by_group_since", static_cast<long long>(after))) {
+        out[Text(row[0])] = row[1].as<uint64_t>();
+      }
+    }));
+    return out;
+  }
+
+  // BEGIN, the counter's lock, the devices' records, the batch's sync
+  // statements (the first carries the commit mark), the counter, COMMIT.
+  Result<uint64_t> CommitSync(const std::vector<std::string>& devices,
+                              const SyncBatchBuilder& build) override {
+    for (const std::string& device : devices) SKIFF_RETURN_IF_ERROR(ValidateDevice(device));
+    uint64_t last = 0;
+    {
+      MutexLock lock(&mu_);
+      SKIFF_RETURN_IF_ERROR(EnsureConnected());
+      const uint64_t mark = ++last_mark_;
+      const std::string mark_text = std::to_string(mark);
+      bool commit_sent = false;
+      bool lost = false;
+      Status refused;  // the built batch is not one this call may write
+      Status s = RunLocked(
+          [&](pqxx::connection& conn) {
+            pqxx::work tx(conn);
+            Count(2);  // BEGIN, the lock
+            const uint64_t counter = tx.exec_prepared("lock_sync_counter")[0][0].as<uint64_t>();
+            std::map<std::string, DeviceSeq, std::less<>> records;
+            if (!devices.empty()) {
+              // After the lock, so it sees every commit that held it before.
+              Count(1);
+              for (const auto& row : tx.exec_prepared("get_devices", PgArrayOf(devices, Sv))) {
+                DeviceSeq d{Text(row[0]), Text(row[1]), row[2].as<uint64_t>()};
+                records.emplace(d.device, std::move(d));
+              }
+            }
+            WriteBatch batch;
+            build(counter, records, &batch);
+            refused = CheckSyncBatch(batch, counter);
+            if (!refused.ok()) {
+              Count(1);  // ROLLBACK, as the transaction ends unfinished
+              return;
+            }
+            last = counter + batch.changes().size();
+            if (!batch.empty()) {
+              const internal::CoalescedChanges rows = internal::CoalesceChanges(batch);
+              const std::vector<const DeviceSeq*> seqs = internal::CoalesceDevices(batch);
+              bool marked = false;
+              auto exec = [&](const char* base, auto&&... args) {
+                Count(1);
+                if (marked) {
+                  tx.exec_prepared(base, args...);
+                } else {
+                  marked = true;
+                  tx.exec_prepared(std::string(base) + "+m", args..., instance_, mark_text);
+                }
+              };
+              WriteChanges(exec, batch.changes(), rows, seqs);
+              if (last != counter) {
+                Count(1);
+                tx.exec_prepared("set_sync_counter", static_cast<long long>(last));
+              }
+            }
+            Count(1);  // COMMIT
+            commit_sent = !batch.empty();
+            tx.commit();
+          },
+          &lost);
+      if (!refused.ok()) return refused;
+      if (!s.ok()) {
+        // Nothing written, or the commit not sent: nothing can have landed.
+        if (!lost || !commit_sent) return s;
+        SKIFF_RETURN_IF_ERROR(CheckCommit(mark, s));
+      }
+      if (commit_sent) transactions_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return last;
+  }
+
+  Status NotifySync(uint64_t last) override {
+    return Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      tx.exec_prepared("notify_sync", std::to_string(last));
+    });
+  }
+
  private:
   void Count(uint64_t n) { statements_.fetch_add(n, std::memory_order_relaxed); }
 
@@ -490,6 +616,21 @@ class PostgresStore final : public Store {
         "f.owner AND p.epoch = f.epoch FOR KEY SHARE OF p",
         PgArrayOf(partitions, Sv), PgArrayOf(owners, Sv), PgArrayOf(epochs, Sv));
     return r.size() == distinct.size();
+  }
+
+  // A batch CommitSync may write: valid, no document ops, and changes
+  // numbered on from the counter without a gap.
+  static Status CheckSyncBatch(const WriteBatch& batch, uint64_t counter) {
+    SKIFF_RETURN_IF_ERROR(ValidateBatch(batch));
+    if (!batch.ops().empty()) return Internal("a sync commit carries no document ops");
+    uint64_t expected = counter;
+    for (const Change& c : batch.changes()) {
+      if (c.sync_id != ++expected) {
+        return Internal("sync commit numbered " + std::to_string(c.sync_id) + " where " +
+                        std::to_string(expected) + " was next");
+      }
+    }
+    return Status::Ok();
   }
 
   // The sync part of a batch: the log, the synced rows, the devices; one
@@ -636,9 +777,7 @@ class PostgresStore final : public Store {
       pqxx::result r = Exec(
           *conn,
           std::string("SELECT ") +
-              (options_.exclusive ? "pg_try_advisory_lock(" + std::to_string(kGuardClass) +
-                                        ", hashtext(current_database() || '/' || current_schema()))"
-                                  : std::string("true")) +
+              (options_.exclusive ? GuardLockCall("pg_try_advisory_lock") : std::string("true")) +
               ", pg_backend_pid(), (extract(epoch FROM backend_start) * 1000000)::bigint "
               "FROM pg_stat_activity WHERE pid = pg_backend_pid()");
       backend.pid = r[0][1].as<int>();
@@ -650,8 +789,7 @@ class PostgresStore final : public Store {
         // alive keeps it, and the wait fails with 55P03.
         try {
           Count(1);
-          Exec(*conn, "SELECT pg_advisory_lock(" + std::to_string(kGuardClass) +
-                          ", hashtext(current_database() || '/' || current_schema()))");
+          Exec(*conn, "SELECT " + GuardLockCall("pg_advisory_lock"));
         } catch (const pqxx::sql_error& e) {
           if (e.sqlstate() != "55P03") throw;
           s = Unavailable(GuardHolder(*conn));
@@ -671,26 +809,47 @@ class PostgresStore final : public Store {
     return Status::Ok();
   }
 
+  // The call that takes the instance lock, `function` being one of
+  // pg_[try_]advisory_lock: its _shared form for a cluster instance.
+  std::string GuardLockCall(const std::string& function) const {
+    return function + (options_.cluster ? "_shared(" : "(") + std::to_string(kGuardClass) + ", " +
+           kGuardKey + ")";
+  }
+
   // Who holds the instance lock, for the message of a refused open.
   std::string GuardHolder(pqxx::connection& conn) {
     std::string holder = "another session";
+    size_t holders = 0;
+    bool shared = false;  // the holders are cluster instances
     try {
       Count(1);
       pqxx::result r =
           Exec(conn,
                "SELECT a.pid, coalesce(a.application_name, ''), coalesce(host(a.client_addr), "
-               "'local socket') FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-               "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = " +
-                   std::to_string(kGuardClass) +
-                   " AND l.objid = hashtext(current_database() || '/' || "
-                   "current_schema())::oid AND l.database = (SELECT oid FROM pg_database "
-                   "WHERE datname = current_database())");
+               "'local socket'), l.mode = 'ShareLock' FROM pg_locks l JOIN pg_stat_activity a "
+               "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND l.classid = " +
+                   std::to_string(kGuardClass) + " AND l.objid = " + kGuardKey +
+                   "::oid AND l.database = (SELECT oid FROM pg_database "
+                   "WHERE datname = current_database()) ORDER BY a.pid");
       if (!r.empty()) {
         holder = "PostgreSQL backend " + Text(r[0][0]) + " (application '" + Text(r[0][1]) +
                  "', client " + Text(r[0][2]) + ")";
+        holders = r.size();
+        shared = r[0][3].as<bool>();
       }
     } catch (const std::exception&) {
       // The refusal stands; only its detail is lost.
+    }
+    if (holders > 0 && shared && !options_.cluster) {
+      return "the database is in use by servers in cluster mode: " + holder +
+             (holders > 1 ? " and " + std::to_string(holders - 1) + " more" : std::string()) +
+             " hold its instance lock shared; a server not in cluster mode cannot run beside "
+             "them (start it in cluster mode, or stop them first)";
+    }
+    if (holders > 0 && !shared && options_.cluster) {
+      return "the database is in use by a server not in cluster mode: " + holder +
+             " holds its instance lock; a server in cluster mode cannot run beside it (stop it, "
+             "or restart it in cluster mode)";
     }
     return "the database is in use by another server: " + holder +
            " holds its instance lock; run one skiffd per database (or stop the other first)";

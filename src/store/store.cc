@@ -98,7 +98,27 @@ Status Store::Delete(std::string_view table, std::string_view key) {
   return Write(batch);
 }
 
+Result<std::map<std::string, uint64_t>> Store::LastSyncIdByGroupSince(uint64_t after) {
+  SKIFF_ASSIGN_OR_RETURN(auto by_group, LastSyncIdByGroup());
+  std::erase_if(by_group, [after](const auto& entry) { return entry.second <= after; });
+  return by_group;
+}
+
+Result<uint64_t> Store::CommitSync(const std::vector<std::string>&, const SyncBatchBuilder&) {
+  return BadRequest("cluster sync needs PostgreSQL: the " + std::string(kind()) +
+                    " store has no counter shared between servers");
+}
+
+Status Store::NotifySync(uint64_t) {
+  return BadRequest("cluster sync needs PostgreSQL: the " + std::string(kind()) +
+                    " store has no other servers to notify");
+}
+
 Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const OpenOptions& options) {
+  if (options.cluster && !url.starts_with("postgres://") && !url.starts_with("postgresql://")) {
+    return BadRequest("cluster mode needs PostgreSQL: '" + std::string(url) +
+                      "' is not a postgres:// store, and only PostgreSQL can be shared by servers");
+  }
   if (url == "memory:") return NewMemoryStore();
   if (url.starts_with("sqlite:")) {
     std::string path(url.substr(7));
@@ -111,6 +131,7 @@ Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const OpenOptions
   if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
     PostgresOptions postgres;
     postgres.exclusive = options.exclusive;
+    postgres.cluster = options.cluster;
     postgres.wait_for_server = options.wait_for_server;
     postgres.on_wait = options.on_wait;
     return OpenPostgresStore(std::string(url), postgres);

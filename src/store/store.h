@@ -23,7 +23,9 @@
 // One server per database: a store opened `exclusive` (the default) holds a
 // lock for its whole life (SQLite: flock on PATH.lock; PostgreSQL: a
 // session advisory lock), and a second exclusive open of the same database
-// fails with unavailable naming the holder.
+// fails with unavailable naming the holder. A PostgreSQL store opened in
+// `cluster` mode takes the same lock shared: cluster instances coexist on one
+// database, and a non-cluster server and a cluster one refuse each other.
 #ifndef SKIFF_STORE_STORE_H_
 #define SKIFF_STORE_STORE_H_
 
@@ -137,6 +139,35 @@ class Store {
   // The device's record, or nullopt for a device never seen.
   virtual Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) = 0;
 
+  // The highest sync id of each group that has changes after `after`. The
+  // default filters LastSyncIdByGroup(); PostgreSQL reads the sync-id index.
+  virtual Result<std::map<std::string, uint64_t>> LastSyncIdByGroupSince(uint64_t after);
+
+  // --- Cluster sync: several servers numbering changes in one database. ---
+
+  // Builds a sync batch from the committed state read under the counter's
+  // lock: `last_sync_id` is the highest id given out by any instance and
+  // `devices` the records of the devices asked for (absent: never seen).
+  // The batch's changes must take the ids last_sync_id + 1, + 2, ... in
+  // order; it may hold device records, never document ops. Runs inside the
+  // transaction, with the store's connection held: pure computation only.
+  using SyncBatchBuilder = std::function<void(
+      uint64_t last_sync_id, const std::map<std::string, DeviceSeq, std::less<>>& devices,
+      WriteBatch* batch)>;
+
+  // One sync group commit as one transaction: locks the sync counter, reads
+  // the records of `devices`, calls `build`, writes the batch, sets the
+  // counter to the batch's last id and commits. Returns the counter after
+  // the commit. A failure means what a failed Write means. Only PostgreSQL
+  // implements it (and NotifySync); the others return bad_request.
+  virtual Result<uint64_t> CommitSync(const std::vector<std::string>& devices,
+                                      const SyncBatchBuilder& build);
+
+  // Tells the other instances (their ChangeListener) that sync ids up to
+  // `last` are committed: one NOTIFY, in autocommit. Sent after the commit,
+  // never inside it: there NOTIFY takes a database-wide lock at commit.
+  virtual Status NotifySync(uint64_t last);
+
   // Conveniences: a batch of one.
   Status Put(std::string_view table, std::string_view key, std::string_view value);
   Status Delete(std::string_view table, std::string_view key);
@@ -172,6 +203,14 @@ class StoreWrapper : public Store {
   Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) override {
     return target_.GetDevice(device);
   }
+  Result<std::map<std::string, uint64_t>> LastSyncIdByGroupSince(uint64_t after) override {
+    return target_.LastSyncIdByGroupSince(after);
+  }
+  Result<uint64_t> CommitSync(const std::vector<std::string>& devices,
+                              const SyncBatchBuilder& build) override {
+    return target_.CommitSync(devices, build);
+  }
+  Status NotifySync(uint64_t last) override { return target_.NotifySync(last); }
 
   Store& target() const { return target_; }
 
@@ -187,6 +226,11 @@ struct OpenOptions {
   // it only writes the `$users` and `$groups` tables, which the server reads
   // from the store at each login and never writes itself.
   bool exclusive = true;
+  // One of several servers on one PostgreSQL database (cluster mode): the
+  // instance lock is taken shared, so cluster servers open beside each other
+  // and a server not in cluster mode is refused beside them (and they beside
+  // it). Applies with `exclusive`; SQLite and memory refuse it.
+  bool cluster = false;
   // PostgreSQL: keep trying to connect for this long when the server does
   // not answer yet (started after skiffd), with back-off from 100 ms to 2 s,
   // calling `on_wait` with the reason before each wait. 0 = fail at once.
@@ -220,6 +264,7 @@ struct PostgresOptions {
   // the URL as 5 when it has none).
   std::chrono::milliseconds call_timeout{8000};
   bool exclusive = true;                         // see OpenOptions
+  bool cluster = false;                          // see OpenOptions
   std::chrono::milliseconds wait_for_server{0};  // see OpenOptions
   std::function<void(const Status& reason, std::chrono::milliseconds left)> on_wait;
 };

@@ -337,7 +337,7 @@ TEST(ClusterModeTest, RefusedOnSqliteSayingWhy) {
                                " --port=0 --cluster=true --cluster-secret=" + kSecret + " 2>&1"},
                           &output);
   EXPECT_NE(rc, 0);
-  EXPECT_NE(output.find("cluster mode needs a PostgreSQL store"), std::string::npos) << output;
+  EXPECT_NE(output.find("cluster mode needs PostgreSQL"), std::string::npos) << output;
 }
 
 // The links' user is no back door: without the cluster secret a login as

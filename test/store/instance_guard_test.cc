@@ -2,7 +2,9 @@
 // or PostgreSQL schema is refused with a message naming the holder; a
 // shared open (the admin CLI's) works beside it; and a PostgreSQL store
 // whose lock was taken over while it was disconnected fails its calls
-// instead of serving as a second owner.
+// instead of serving as a second owner. Cluster mode: PostgreSQL stores
+// opened in it share the lock, refuse and are refused by a server not in
+// it; SQLite and memory refuse cluster mode.
 #include <string>
 
 #include <unistd.h>
@@ -19,6 +21,27 @@ OpenOptions Shared() {
   OpenOptions o;
   o.exclusive = false;
   return o;
+}
+
+OpenOptions Cluster() {
+  OpenOptions o;
+  o.cluster = true;
+  return o;
+}
+
+TEST(ClusterModeTest, SqliteAndMemoryRefuseIt) {
+  support::TempDir dir;
+  for (const std::string& url : {"sqlite:" + dir.File("s.db"), std::string("memory:")}) {
+    auto opened = OpenStore(url, Cluster());
+    EXPECT_STATUS(opened, kBadRequest);
+    EXPECT_NE(opened.status().message().find("cluster mode needs PostgreSQL"), std::string::npos)
+        << opened.status().message();
+  }
+  // Nor does a store that is not PostgreSQL run a cluster sync commit.
+  auto memory = NewMemoryStore();
+  auto committed = memory->CommitSync({"d"}, [](uint64_t, const auto&, WriteBatch*) {});
+  EXPECT_STATUS(committed, kBadRequest);
+  EXPECT_STATUS(memory->NotifySync(1), kBadRequest);
 }
 
 TEST(SqliteInstanceGuardTest, SecondExclusiveOpenIsRefusedNamingTheHolder) {
@@ -71,6 +94,42 @@ TEST_F(PostgresInstanceGuardTest, SecondExclusiveOpenIsRefusedNamingTheHolder) {
   ASSERT_OK(shared);
   EXPECT_EQ(*(*shared)->Get("docs", "a"), "1");
   ASSERT_OK((*shared)->Put("$users", "u", "{}"));
+}
+
+TEST_F(PostgresInstanceGuardTest, ClusterInstancesShareTheLockAndRefuseAServerNotInClusterMode) {
+  if (!fixture_) return;
+  // Beside a server not in cluster mode (the fixture's store), a cluster
+  // instance is refused, saying why.
+  auto refused = OpenStore(fixture_->url(), Cluster());
+  EXPECT_STATUS(refused, kUnavailable);
+  EXPECT_NE(refused.status().message().find("in use by a server not in cluster mode"),
+            std::string::npos)
+      << refused.status().message();
+
+  fixture_->Close();
+  auto a = OpenStore(fixture_->url(), Cluster());
+  ASSERT_OK(a);
+  auto b = OpenStore(fixture_->url(), Cluster());
+  ASSERT_OK(b);
+  ASSERT_OK((*a)->Put("docs", "a", "1"));
+  EXPECT_EQ(*(*b)->Get("docs", "a"), "1");
+
+  // A server not in cluster mode is refused beside them, saying why.
+  auto single = OpenStore(fixture_->url());
+  EXPECT_STATUS(single, kUnavailable);
+  const std::string message = single.status().message();
+  EXPECT_NE(message.find("in use by servers in cluster mode"), std::string::npos) << message;
+  EXPECT_NE(message.find("and 1 more"), std::string::npos) << message;
+  // The admin CLI's open still works beside them.
+  auto shared = OpenStore(fixture_->url(), Shared());
+  ASSERT_OK(shared);
+  ASSERT_OK((*shared)->Put("$users", "u", "{}"));
+
+  // Once the last cluster instance is gone, a single server may start.
+  a->reset();
+  EXPECT_STATUS(OpenStore(fixture_->url()), kUnavailable);
+  b->reset();
+  ASSERT_OK(OpenStore(fixture_->url()));
 }
 
 TEST_F(PostgresInstanceGuardTest, OtherSchemasAreOtherDatabases) {

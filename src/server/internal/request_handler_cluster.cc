@@ -76,12 +76,6 @@ Status RequestHandler::ClusterLogin(Call& c) {
 
 bool RequestHandler::Route(const std::shared_ptr<Connection>& conn, const Request& r,
                            std::string_view payload, int64_t first_try_ns) {
-  if (r.op == Op::kPush || r.op == Op::kPull || r.op == Op::kBootstrap || r.op == Op::kWait) {
-    // Each instance's sync engine numbers changes on its own until the
-    // engine learns to share one counter.
-    conn->Send(EncodeError(r.id, BadRequest("sync is not available in cluster mode yet")));
-    return true;
-  }
   if (!IsKeyOp(r.op)) return false;
   if (Status s = Check(RowFor(r.op), *conn, r); !s.ok()) {
     conn->Send(EncodeError(r.id, s));
