@@ -8,6 +8,7 @@
 
 #include "base/mutex.h"
 #include "client/client.h"
+#include "client/internal/bootstrap_page.h"
 #include "doc/names.h"
 
 namespace skiff::client {
@@ -288,12 +289,18 @@ class Device::Impl {
   // One request; counts it. Runs on the loop thread, which alone replaces
   // client_, so the pointer is stable here.
   Result<doc::Value> Call(const doc::Value& request, uint64_t DeviceCounters::*op) {
-    {
-      MutexLock lock(&mu_);
-      ++counters_.requests;
-      ++(counters_.*op);
-    }
+    CountRequest(op);
     return client_->CallSync(request);
+  }
+  // The same, for a reply the caller reads from its text.
+  Result<std::string> CallText(const doc::Value& request, uint64_t DeviceCounters::*op) {
+    CountRequest(op);
+    return client_->CallTextSync(request);
+  }
+  void CountRequest(uint64_t DeviceCounters::*op) {
+    MutexLock lock(&mu_);
+    ++counters_.requests;
+    ++(counters_.*op);
   }
 
   Status Round() {
@@ -375,20 +382,12 @@ class Device::Impl {
           request["after"] = {a.group, a.table, a.key};
         }
       }
-      SKIFF_ASSIGN_OR_RETURN(doc::Value reply, Call(request, &DeviceCounters::bootstraps));
-      SKIFF_ASSIGN_OR_RETURN(const doc::Value* rows, Member(reply, "rows"));
-      SKIFF_ASSIGN_OR_RETURN(uint64_t page_cursor, Unsigned(reply, "cursor"));
-      std::vector<RowWrite> writes;
-      writes.reserve(rows->size());
-      for (const doc::Value& row : *rows) {
-        SKIFF_ASSIGN_OR_RETURN(RowName name, NameOf(row));
-        writes.push_back({std::move(name), row.value("value", doc::Value()).dump()});
-      }
-      std::optional<RowName> next;
-      if (auto n = reply.find("next"); n != reply.end() && n->is_array() && n->size() == 3) {
-        next = RowName{(*n)[0].get<std::string>(), (*n)[1].get<std::string>(),
-                       (*n)[2].get<std::string>()};
-      }
+      SKIFF_ASSIGN_OR_RETURN(std::string text, CallText(request, &DeviceCounters::bootstraps));
+      SKIFF_ASSIGN_OR_RETURN(internal::BootstrapPage page, internal::ReadBootstrapPage(text));
+      text = std::string();  // the page holds what it needs
+      std::vector<RowWrite>& writes = page.rows;
+      const uint64_t page_cursor = page.cursor;
+      std::optional<RowName>& next = page.next;
       MutexLock lock(&mu_);
       SyncPosition position = position_;
       // The first page's cursor is where pulling starts once all is in.
