@@ -41,8 +41,13 @@ inline std::string RowKey(uint64_t i) {
   return buf;
 }
 
-// Heap bytes in use (glibc), for memory per row; info only.
-inline double HeapBytes() { return static_cast<double>(mallinfo2().uordblks); }
+// Heap bytes in use (glibc), for memory per row; info only. Large blocks
+// (past glibc's mmap threshold, e.g. a device's row arena) are mapped on
+// their own and counted apart from the arena's chunks: both count.
+inline double HeapBytes() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.uordblks + info.hblkhd);
+}
 
 // The sync families' view of the suite's Stack (support/stack.h): an
 // in-process server on a fresh store of `kind`, and users in sync groups.

@@ -44,7 +44,7 @@ class Client::Impl {
     return Status::Ok();
   }
 
-  void Call(const doc::Value& request, ReplyCallback done) {
+  void Call(const doc::Value& request, ReplyCallback done, internal::TextCallback text = nullptr) {
     if (!request.is_object()) {
       done(BadRequest("a request must be a JSON object"));
       return;
@@ -57,8 +57,8 @@ class Client::Impl {
       without_id.erase("id");
       body = &without_id;
     }
-    Pick().Submit(body->dump(-1, ' ', false, doc::Value::error_handler_t::replace),
-                  std::move(done));
+    Pick().Submit(body->dump(-1, ' ', false, doc::Value::error_handler_t::replace), std::move(done),
+                  std::move(text));
   }
 
   WireCounters wire_counters() const {
@@ -151,6 +151,22 @@ std::future<Reply> Client::Call(const doc::Value& request) {
 }
 
 Reply Client::CallSync(const doc::Value& request) { return Call(request).get(); }
+
+Result<std::string> Client::CallTextSync(const doc::Value& request) {
+  auto promise = std::make_shared<std::promise<Result<std::string>>>();
+  std::future<Result<std::string>> future = promise->get_future();
+  impl_->Call(
+      request,
+      [promise](Reply reply) {
+        if (reply.ok()) {
+          promise->set_value(reply->dump(-1, ' ', false, doc::Value::error_handler_t::replace));
+        } else {
+          promise->set_value(reply.status());
+        }
+      },
+      [promise](std::string text) { promise->set_value(std::move(text)); });
+  return future.get();
+}
 
 Status Client::Ping() { return OkOnly(CallSync({{"op", "ping"}})); }
 

@@ -8,6 +8,8 @@
 
 #include "base/mutex.h"
 #include "client/client.h"
+#include "client/internal/bootstrap_page.h"
+#include "client/internal/row_table.h"
 #include "doc/names.h"
 
 namespace skiff::client {
@@ -91,7 +93,11 @@ class Device::Impl {
   Status Load() {
     SKIFF_ASSIGN_OR_RETURN(StoredState state, storage_.Load());
     MutexLock lock(&mu_);
-    for (StoredRow& row : state.rows) rows_.emplace(std::move(row.name), std::move(row.value));
+    size_t bytes = 0;
+    for (const StoredRow& row : state.rows) bytes += row.name.key.size() + row.value.size();
+    rows_.Reserve(state.rows.size(), bytes);
+    for (const StoredRow& row : state.rows) rows_.Put(row.name, row.value);
+    rows_.ShrinkToFit();
     for (OutboxEntry& e : state.outbox) {
       ++pending_[e.name];
       outbox_.push_back(std::move(e));
@@ -123,19 +129,12 @@ class Device::Impl {
 
   std::optional<std::string> Get(const RowName& name) const {
     MutexLock lock(&mu_);
-    auto it = rows_.find(name);
-    if (it == rows_.end()) return std::nullopt;
-    return it->second;
+    return rows_.Get(name);
   }
 
   std::vector<StoredRow> Scan(std::string_view group, std::string_view table) const {
-    std::vector<StoredRow> out;
     MutexLock lock(&mu_);
-    for (auto it = rows_.lower_bound(RowName{std::string(group), std::string(table), ""});
-         it != rows_.end() && it->first.group == group && it->first.table == table; ++it) {
-      out.push_back({it->first, it->second});
-    }
-    return out;
+    return rows_.Scan(group, table);
   }
 
   size_t row_count() const {
@@ -151,9 +150,9 @@ class Device::Impl {
       SKIFF_RETURN_IF_ERROR(storage_.WriteLocal(entry));
       last_seq_ = entry.seq;
       if (entry.value) {
-        rows_[name] = *entry.value;
+        rows_.Put(name, *entry.value);
       } else {
-        rows_.erase(name);
+        rows_.Erase(name);
       }
       ++pending_[name];
       outbox_.push_back(std::move(entry));
@@ -288,12 +287,18 @@ class Device::Impl {
   // One request; counts it. Runs on the loop thread, which alone replaces
   // client_, so the pointer is stable here.
   Result<doc::Value> Call(const doc::Value& request, uint64_t DeviceCounters::*op) {
-    {
-      MutexLock lock(&mu_);
-      ++counters_.requests;
-      ++(counters_.*op);
-    }
+    CountRequest(op);
     return client_->CallSync(request);
+  }
+  // The same, for a reply the caller reads from its text.
+  Result<std::string> CallText(const doc::Value& request, uint64_t DeviceCounters::*op) {
+    CountRequest(op);
+    return client_->CallTextSync(request);
+  }
+  void CountRequest(uint64_t DeviceCounters::*op) {
+    MutexLock lock(&mu_);
+    ++counters_.requests;
+    ++(counters_.*op);
   }
 
   Status Round() {
@@ -375,20 +380,12 @@ class Device::Impl {
           request["after"] = {a.group, a.table, a.key};
         }
       }
-      SKIFF_ASSIGN_OR_RETURN(doc::Value reply, Call(request, &DeviceCounters::bootstraps));
-      SKIFF_ASSIGN_OR_RETURN(const doc::Value* rows, Member(reply, "rows"));
-      SKIFF_ASSIGN_OR_RETURN(uint64_t page_cursor, Unsigned(reply, "cursor"));
-      std::vector<RowWrite> writes;
-      writes.reserve(rows->size());
-      for (const doc::Value& row : *rows) {
-        SKIFF_ASSIGN_OR_RETURN(RowName name, NameOf(row));
-        writes.push_back({std::move(name), row.value("value", doc::Value()).dump()});
-      }
-      std::optional<RowName> next;
-      if (auto n = reply.find("next"); n != reply.end() && n->is_array() && n->size() == 3) {
-        next = RowName{(*n)[0].get<std::string>(), (*n)[1].get<std::string>(),
-                       (*n)[2].get<std::string>()};
-      }
+      SKIFF_ASSIGN_OR_RETURN(std::string text, CallText(request, &DeviceCounters::bootstraps));
+      SKIFF_ASSIGN_OR_RETURN(internal::BootstrapPage page, internal::ReadBootstrapPage(text));
+      text = std::string();  // the page holds what it needs
+      std::vector<RowWrite>& writes = page.rows;
+      const uint64_t page_cursor = page.cursor;
+      std::optional<RowName>& next = page.next;
       MutexLock lock(&mu_);
       SyncPosition position = position_;
       // The first page's cursor is where pulling starts once all is in.
@@ -440,11 +437,11 @@ class Device::Impl {
     std::erase_if(writes,
                   [&](const RowWrite& w) REQUIRES(mu_) { return pending_.count(w.name) > 0; });
     SKIFF_RETURN_IF_ERROR(storage_.ApplyRemote(writes, position));
-    for (RowWrite& w : writes) {
+    for (const RowWrite& w : writes) {
       if (w.value) {
-        rows_[std::move(w.name)] = std::move(*w.value);
+        rows_.Put(w.name, *w.value);
       } else {
-        rows_.erase(w.name);
+        rows_.Erase(w.name);
       }
     }
     position_ = position;
@@ -510,7 +507,7 @@ class Device::Impl {
 
   mutable Mutex mu_;
   CondVar cv_;
-  std::map<RowName, std::string> rows_ GUARDED_BY(mu_);
+  internal::RowTable rows_ GUARDED_BY(mu_);
   std::deque<OutboxEntry> outbox_ GUARDED_BY(mu_);
   std::map<RowName, size_t> pending_ GUARDED_BY(mu_);  // outbox entries per row
   SyncPosition position_ GUARDED_BY(mu_);

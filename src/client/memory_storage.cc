@@ -1,6 +1,7 @@
 #include "client/memory_storage.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace skiff::client {
 
@@ -26,11 +27,14 @@ Status MemoryStorage::WriteLocal(const OutboxEntry& entry) {
 }
 
 Status MemoryStorage::ApplyRemote(const std::vector<RowWrite>& rows, const SyncPosition& position) {
+  // Pages come in key order: the hint past the last row makes each insert
+  // constant time instead of a search (a wrong hint only costs the search).
+  auto hint = rows_.end();
   for (const RowWrite& w : rows) {
     if (w.value) {
-      rows_[w.name] = *w.value;
+      hint = std::next(rows_.insert_or_assign(hint, w.name, *w.value));
     } else {
-      rows_.erase(w.name);
+      hint = rows_.erase(w.name) > 0 ? rows_.end() : hint;
     }
   }
   position_ = position;

@@ -3,10 +3,11 @@
 # Asio, src/ws and src/server/internal/socket_connection.h).
 #
 # g++ 12 in C++20 mode rejects the template-id spelling websocketpp uses for
-# a few constructors and destructors. The change is a patch you can read,
-# tools/cmake/websocketpp/cxx20-constructor-names.patch, applied at configure
-# time to copies of the two headers it touches, which go first on the
-# include path. Nothing third-party is stored in the repo, and configure
+# a few constructors and destructors, and its UTF-8 check of received text
+# frames walks a table for every byte, ASCII included. The changes are
+# patches you can read, tools/cmake/websocketpp/*.patch, applied at configure
+# time to copies of the headers they touch, which go first on the include
+# path. Nothing third-party is stored in the repo, and configure
 # stops if the patch does not apply (another websocketpp version).
 include_guard(GLOBAL)
 
@@ -15,8 +16,10 @@ find_path(SKIFF_WEBSOCKETPP_INCLUDE_DIR websocketpp/endpoint.hpp REQUIRED)
 find_path(SKIFF_ASIO_INCLUDE_DIR asio.hpp REQUIRED)
 find_program(SKIFF_PATCH patch REQUIRED)
 
-set(SKIFF_WEBSOCKETPP_PATCH "${PROJECT_SOURCE_DIR}/tools/cmake/websocketpp/cxx20-constructor-names.patch")
-set(SKIFF_WEBSOCKETPP_PATCHED_HEADERS endpoint.hpp logger/basic.hpp)
+set(_skiff_wspp_patches "${PROJECT_SOURCE_DIR}/tools/cmake/websocketpp")
+set(SKIFF_WEBSOCKETPP_PATCHES "${_skiff_wspp_patches}/cxx20-constructor-names.patch"
+                              "${_skiff_wspp_patches}/utf8-ascii-fast-path.patch")
+set(SKIFF_WEBSOCKETPP_PATCHED_HEADERS endpoint.hpp logger/basic.hpp utf8_validator.hpp)
 set(_skiff_wspp_out "${PROJECT_BINARY_DIR}/generated/websocketpp_cxx20")
 set(_skiff_wspp_work "${PROJECT_BINARY_DIR}/generated/websocketpp_cxx20.work")
 file(REMOVE_RECURSE "${_skiff_wspp_work}")
@@ -27,14 +30,16 @@ foreach(_header IN LISTS SKIFF_WEBSOCKETPP_PATCHED_HEADERS)
   get_filename_component(_dir "${_skiff_wspp_work}/websocketpp/${_header}" DIRECTORY)
   file(COPY "${_src}" DESTINATION "${_dir}")
 endforeach()
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${SKIFF_WEBSOCKETPP_PATCH}")
-execute_process(COMMAND "${SKIFF_PATCH}" --batch --forward --silent -p1 -d "${_skiff_wspp_work}"
-                        -i "${SKIFF_WEBSOCKETPP_PATCH}"
-                RESULT_VARIABLE _patched OUTPUT_VARIABLE _patch_out ERROR_VARIABLE _patch_out)
-if(NOT _patched EQUAL 0)
-  message(FATAL_ERROR "websocketpp: ${SKIFF_WEBSOCKETPP_PATCH} does not apply to the headers in "
-                      "${SKIFF_WEBSOCKETPP_INCLUDE_DIR} (is this websocketpp 0.8.2?):\n${_patch_out}")
-endif()
+foreach(_patch IN LISTS SKIFF_WEBSOCKETPP_PATCHES)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_patch}")
+  execute_process(COMMAND "${SKIFF_PATCH}" --batch --forward --silent -p1 -d "${_skiff_wspp_work}"
+                          -i "${_patch}"
+                  RESULT_VARIABLE _patched OUTPUT_VARIABLE _patch_out ERROR_VARIABLE _patch_out)
+  if(NOT _patched EQUAL 0)
+    message(FATAL_ERROR "websocketpp: ${_patch} does not apply to the headers in "
+                        "${SKIFF_WEBSOCKETPP_INCLUDE_DIR} (is this websocketpp 0.8.2?):\n${_patch_out}")
+  endif()
+endforeach()
 # Only changed files are rewritten, so a re-configure rebuilds nothing.
 foreach(_header IN LISTS SKIFF_WEBSOCKETPP_PATCHED_HEADERS)
   get_filename_component(_dir "${_skiff_wspp_out}/websocketpp/${_header}" DIRECTORY)

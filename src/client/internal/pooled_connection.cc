@@ -1,5 +1,7 @@
 #include "client/internal/pooled_connection.h"
 
+#include <optional>
+#include <string_view>
 #include <utility>
 
 namespace skiff::client::internal {
@@ -15,6 +17,25 @@ Result<doc::Value> ParseReply(const doc::Value& reply) {
   std::string code = error->value("code", "internal");
   std::string message = error->value("message", "");
   return Status(StatusCodeFromName(code).value_or(StatusCode::kInternal), std::move(message));
+}
+
+// The id of a reply that starts the way the server writes every successful
+// one, `{"id":N,"ok":true` and then ',' or '}'; nullopt for anything else
+// (which is parsed in full).
+std::optional<uint64_t> OkReplyId(std::string_view payload) {
+  constexpr std::string_view kHead = "{\"id\":", kOk = ",\"ok\":true";
+  if (payload.substr(0, kHead.size()) != kHead) return std::nullopt;
+  size_t i = kHead.size();
+  uint64_t id = 0;
+  const size_t first_digit = i;
+  while (i < payload.size() && payload[i] >= '0' && payload[i] <= '9' && i - first_digit < 19) {
+    id = id * 10 + static_cast<uint64_t>(payload[i] - '0');
+    ++i;
+  }
+  if (i == first_digit || payload.substr(i, kOk.size()) != kOk) return std::nullopt;
+  i += kOk.size();
+  if (i >= payload.size() || (payload[i] != ',' && payload[i] != '}')) return std::nullopt;
+  return id;
 }
 
 }  // namespace
@@ -57,7 +78,7 @@ void PooledConnection::SignalReady(const Status& status) {
   }
 }
 
-void PooledConnection::SendLocked(const std::string& body, ReplyCallback done,
+void PooledConnection::SendLocked(const std::string& body, ReplyCallback done, TextCallback text,
                                   Clock::TimePoint deadline) {
   uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
   std::string frame = "{\"id\":" + std::to_string(id);
@@ -67,7 +88,7 @@ void PooledConnection::SendLocked(const std::string& body, ReplyCallback done,
   } else {
     frame += '}';
   }
-  in_flight_.emplace(id, InFlight{std::move(done), deadline});
+  in_flight_.emplace(id, InFlight{std::move(done), std::move(text), deadline});
   if (tally_ != nullptr) {
     tally_->frames_sent.fetch_add(1, std::memory_order_relaxed);
     tally_->bytes_sent.fetch_add(frame.size(), std::memory_order_relaxed);
@@ -76,7 +97,7 @@ void PooledConnection::SendLocked(const std::string& body, ReplyCallback done,
   conn_->SendText(frame);
 }
 
-void PooledConnection::Submit(std::string body, ReplyCallback done) {
+void PooledConnection::Submit(std::string body, ReplyCallback done, TextCallback text) {
   Actions actions;
   {
     MutexLock lock(&mu_);
@@ -88,9 +109,9 @@ void PooledConnection::Submit(std::string body, ReplyCallback done) {
       load_.fetch_add(1, std::memory_order_relaxed);
       Clock::TimePoint deadline = clock_.Now() + options_.request_timeout;
       if (state_ == State::kReady && queue_.empty() && in_flight_.size() < options_.max_in_flight) {
-        SendLocked(body, std::move(done), deadline);
+        SendLocked(body, std::move(done), std::move(text), deadline);
       } else {
-        queue_.push_back({std::move(body), std::move(done), deadline});
+        queue_.push_back({std::move(body), std::move(done), std::move(text), deadline});
       }
     }
   }
@@ -101,7 +122,7 @@ void PooledConnection::DrainLocked(Actions& /*actions*/) {
   while (state_ == State::kReady && !queue_.empty() && in_flight_.size() < options_.max_in_flight) {
     Waiting w = std::move(queue_.front());
     queue_.pop_front();
-    SendLocked(w.body, std::move(w.done), w.deadline);
+    SendLocked(w.body, std::move(w.done), std::move(w.text), w.deadline);
   }
 }
 
@@ -123,7 +144,7 @@ void PooledConnection::OnOpen() {
           [weak](Result<doc::Value> reply) {
             if (auto self = weak.lock()) self->OnLogin(reply);
           },
-          clock_.Now() + options_.request_timeout);
+          nullptr, clock_.Now() + options_.request_timeout);
     }
   }
   Run(actions);
@@ -162,6 +183,25 @@ void PooledConnection::OnMessage(std::string_view payload, bool binary) {
     tally_->bytes_received.fetch_add(payload.size(), std::memory_order_relaxed);
   }
   if (binary) return;  // the protocol has none; ignore rather than guess
+  if (std::optional<uint64_t> id = OkReplyId(payload)) {
+    TextCallback text;
+    {
+      MutexLock lock(&mu_);
+      auto it = in_flight_.find(*id);
+      if (it == in_flight_.end()) return;  // timed out already
+      if (it->second.text) {
+        text = std::move(it->second.text);
+        in_flight_.erase(it);
+        load_.fetch_sub(1, std::memory_order_relaxed);
+        Actions none;
+        DrainLocked(none);
+      }
+    }
+    if (text) {
+      text(std::string(payload));
+      return;
+    }
+  }
   doc::Value reply = doc::Value::parse(payload, nullptr, /*allow_exceptions=*/false);
   if (!reply.is_object()) return;
   Actions actions;

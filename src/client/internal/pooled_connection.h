@@ -30,6 +30,8 @@
 namespace skiff::client::internal {
 
 using ReplyCallback = std::function<void(Result<doc::Value>)>;
+// A successful reply as its JSON text, unparsed.
+using TextCallback = std::function<void(std::string)>;
 
 // Frames and payload bytes a client's connections sent and received, counted
 // where frames leave and arrive (benchmarks report them as wire traffic).
@@ -50,8 +52,11 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   void Start(std::promise<Status> ready);
 
   // Sends `body` (a request object's JSON text without "id") or queues it
-  // until there is room; `done` gets the reply object or the error.
-  void Submit(std::string body, ReplyCallback done);
+  // until there is room; `done` gets the reply object or the error. With
+  // `text` set, a successful reply in the usual `{"id":N,"ok":true,...` form
+  // goes to `text` as it arrived, never parsed (anything else still goes to
+  // `done`).
+  void Submit(std::string body, ReplyCallback done, TextCallback text = nullptr);
 
   // Fails whatever is pending or queued and stops reconnecting.
   void Shutdown();
@@ -71,10 +76,12 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   struct Waiting {
     std::string body;
     ReplyCallback done;
+    TextCallback text;
     Clock::TimePoint deadline;
   };
   struct InFlight {
     ReplyCallback done;
+    TextCallback text;
     Clock::TimePoint deadline;
   };
   // Callbacks to run once `mu_` is released (frames are sent under `mu_`
@@ -90,8 +97,8 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   void DrainLocked(Actions& actions) REQUIRES(mu_);
   // Connected (and logged in when a user is set): serve what waited.
   void BecomeReadyLocked(Actions& actions) REQUIRES(mu_);
-  void SendLocked(const std::string& body, ReplyCallback done, Clock::TimePoint deadline)
-      REQUIRES(mu_);
+  void SendLocked(const std::string& body, ReplyCallback done, TextCallback text,
+                  Clock::TimePoint deadline) REQUIRES(mu_);
   void FailAllLocked(const Status& status, bool include_queued, Actions& actions) REQUIRES(mu_);
   void SignalReady(const Status& status) REQUIRES(mu_);
   static void Run(Actions& actions);

@@ -85,8 +85,20 @@ Status DecodeBootstrap(const doc::Value& obj, Request& r) {
   return Status::Ok();
 }
 
+// Names (groups, tables, keys) are almost always plain ASCII with nothing to
+// escape: those are copied at once; anything else goes through the JSON
+// library, which also replaces invalid UTF-8.
 void AppendString(std::string& out, const std::string& s) {
-  out += doc::Value(s).dump(-1, ' ', false, doc::Value::error_handler_t::replace);
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+      out += doc::Value(s).dump(-1, ' ', false, doc::Value::error_handler_t::replace);
+      return;
+    }
+  }
+  out += '"';
+  out += s;
+  out += '"';
 }
 
 void AppendHead(std::string& out, uint64_t id) {
@@ -172,7 +184,9 @@ std::string EncodeBootstrapReply(uint64_t id, const sync::BootstrapReply& reply)
     AppendString(out, row.key);
     out += ",\"value\":";
     out += row.value;
-    out += ",\"sync_id\":" + std::to_string(row.sync_id) + "}";
+    out += ",\"sync_id\":";
+    out += std::to_string(row.sync_id);
+    out += '}';
   }
   out += "],\"cursor\":" + std::to_string(reply.cursor) + ",\"next\":";
   if (reply.next) {

@@ -1,0 +1,85 @@
+// RowTable: the rows a Device serves from memory, kept compact. A device
+// holds every row it may see, so what each row costs beyond its bytes
+// decides how many fit: a std::map of (group, table, key) strings to value
+// strings cost about 175 bytes per row on top of a 200-byte value (a tree
+// node, three string headers, the value's own allocation).
+//
+// Here rows are one sorted array of 16-byte entries, (group, table) pairs are
+// numbered once, and keys and values sit back to back in one arena, the
+// values in MemberNames' compact form. A replaced or erased row leaves its
+// bytes behind until the dead bytes outweigh the live ones; then the arena
+// is rewritten. Writes in key order (a load, a bootstrap page) append; any
+// other insert moves the entries after it (16 bytes each).
+//
+// Not thread-safe: the Device guards it with its lock.
+#ifndef SKIFF_CLIENT_INTERNAL_ROW_TABLE_H_
+#define SKIFF_CLIENT_INTERNAL_ROW_TABLE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "client/device_storage.h"
+#include "client/internal/member_names.h"
+
+namespace skiff::client::internal {
+
+class RowTable {
+ public:
+  // Room for `rows` more rows of `bytes` more key and value bytes, so a load
+  // of known size allocates once.
+  void Reserve(size_t rows, size_t bytes);
+  // Gives back what a Reserve left unused (values shrink when compacted).
+  void ShrinkToFit();
+
+  void Put(const RowName& name, std::string_view json);
+  void Erase(const RowName& name);
+
+  std::optional<std::string> Get(const RowName& name) const;
+  // The rows of (group, table), in key order.
+  std::vector<StoredRow> Scan(std::string_view group, std::string_view table) const;
+  size_t size() const { return entries_.size(); }
+  // Heap bytes held by entries and arena (the (group, table) list and the
+  // member names are not counted: they do not grow with rows).
+  size_t bytes() const { return entries_.capacity() * sizeof(Entry) + arena_.capacity(); }
+
+ private:
+  struct Entry {
+    uint32_t space;   // index into spaces_
+    uint32_t offset;  // of the key in arena_; the value follows it
+    uint32_t key_size;
+    uint32_t value_size;  // compact form
+  };
+  using Space = std::pair<std::string, std::string>;  // (group, table)
+
+  std::string_view KeyOf(const Entry& e) const {
+    return std::string_view(arena_.data() + e.offset, e.key_size);
+  }
+  std::string_view ValueOf(const Entry& e) const {
+    return std::string_view(arena_.data() + e.offset + e.key_size, e.value_size);
+  }
+  // Where (space, key) is or would go in entries_.
+  size_t LowerBound(const Space& space, std::string_view key) const;
+  bool Equals(const Entry& e, const Space& space, std::string_view key) const;
+  // The number of (group, table), numbering it if new (Put) or -1 (lookups).
+  int64_t FindSpace(std::string_view group, std::string_view table) const;
+  uint32_t SpaceOf(const RowName& name);
+  // Writes key and compact value at the end of the arena into `e`.
+  void Append(std::string_view key, std::string_view json, Entry* e);
+  void Drop(const Entry& e) { dead_ += e.key_size + e.value_size; }
+  void CompactIfMostlyDead();
+
+  std::vector<Space> spaces_;
+  std::vector<Entry> entries_;  // in (group, table, key) order
+  std::string arena_;
+  size_t dead_ = 0;  // arena bytes no entry points at
+  MemberNames names_;
+};
+
+}  // namespace skiff::client::internal
+
+#endif  // SKIFF_CLIENT_INTERNAL_ROW_TABLE_H_

@@ -1,0 +1,136 @@
+// The device's tree-free reader of bootstrap replies: it takes every row,
+// its value as the text sent, the cursor and the next page's start; it
+// refuses malformed JSON and replies of the wrong shape instead of guessing;
+// and it reads exactly what the server's encoder writes.
+#include "client/internal/bootstrap_page.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "client/internal/json_reader.h"
+#include "doc/document.h"
+#include "server/internal/sync_codec.h"
+
+#include "test/status_matchers.h"
+
+namespace skiff::client::internal {
+namespace {
+
+TEST(JsonReaderTest, ReadsStringsWithEveryEscape) {
+  JsonReader in(R"( "a\"b\\c\/d\b\f\n\r\t\u00e9\u20ac\ud83d\ude00" )");
+  std::string s;
+  ASSERT_TRUE(in.String(&s));
+  EXPECT_EQ(s, "a\"b\\c/d\b\f\n\r\t\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+  EXPECT_TRUE(in.AtEnd());
+}
+
+TEST(JsonReaderTest, SkipsValuesAndReturnsTheirText) {
+  JsonReader in(R"([ {"a":[1,-2.5e+3,true,false,null,{}],"b":"x"} , [] ])");
+  bool done = false;
+  ASSERT_TRUE(in.BeginArray());
+  ASSERT_TRUE(in.NextElement(&done));
+  ASSERT_FALSE(done);
+  std::string_view span;
+  ASSERT_TRUE(in.Skip(&span));
+  EXPECT_EQ(span, R"({"a":[1,-2.5e+3,true,false,null,{}],"b":"x"})");
+  ASSERT_TRUE(in.NextElement(&done));
+  ASSERT_FALSE(done);
+  ASSERT_TRUE(in.Skip(&span));
+  EXPECT_EQ(span, "[]");
+  ASSERT_TRUE(in.NextElement(&done));
+  EXPECT_TRUE(done);
+  EXPECT_TRUE(in.AtEnd());
+}
+
+TEST(JsonReaderTest, RefusesWhatIsNotJson) {
+  for (const char* bad :
+       {"",         "{",     "[1,]",      "[1 2]",     "{\"a\"}",     "{\"a\":1,}",
+        "{a:1}",    "01",    "1.",        "-",         "1e",          "tru",
+        "nul",      "\"abc", "\"\\x\"",   "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"",
+        "\"a\nb\"", "[[[[",  "{\"a\":[}]"}) {
+    JsonReader in(bad);
+    std::string_view span;
+    EXPECT_FALSE(in.Skip(&span) && in.AtEnd()) << bad;
+  }
+  std::string deep(1000, '[');
+  deep += std::string(1000, ']');
+  JsonReader in(deep);
+  EXPECT_FALSE(in.Skip());  // refused, not a stack overflow
+}
+
+TEST(JsonReaderTest, ReadsUnsignedIntegersOnly) {
+  uint64_t v = 0;
+  EXPECT_TRUE(JsonReader("18446744073709551615").Unsigned(&v));
+  EXPECT_EQ(v, UINT64_MAX);
+  EXPECT_FALSE(JsonReader("18446744073709551616").Unsigned(&v));
+  EXPECT_FALSE(JsonReader("-1").Unsigned(&v));
+  EXPECT_FALSE(JsonReader("1.5").Unsigned(&v));
+  EXPECT_FALSE(JsonReader("1e3").Unsigned(&v));
+}
+
+TEST(BootstrapPageTest, ReadsRowsCursorAndNext) {
+  auto page = ReadBootstrapPage(
+      R"({"id":3,"ok":true,"rows":[{"group":"g","table":"t","key":"a","value":{"x":[1,"]"]},"sync_id":4},)"
+      R"({"sync_id":9,"value":"s","key":"b","table":"t","group":"g","extra":[1]}],)"
+      R"("cursor":12,"next":["g","t","b"]})");
+  ASSERT_OK(page);
+  ASSERT_EQ(page->rows.size(), 2u);
+  EXPECT_EQ(page->rows[0].name, (RowName{"g", "t", "a"}));
+  EXPECT_EQ(page->rows[0].value, R"({"x":[1,"]"]})");
+  EXPECT_EQ(page->rows[1].name, (RowName{"g", "t", "b"}));
+  EXPECT_EQ(page->rows[1].value, "\"s\"");
+  EXPECT_EQ(page->cursor, 12u);
+  EXPECT_EQ(page->next, (RowName{"g", "t", "b"}));
+
+  auto last = ReadBootstrapPage(R"({"id":4,"ok":true,"rows":[],"cursor":12,"next":null})");
+  ASSERT_OK(last);
+  EXPECT_TRUE(last->rows.empty());
+  EXPECT_FALSE(last->next.has_value());
+}
+
+TEST(BootstrapPageTest, RefusesMalformedReplies) {
+  for (
+      const char* bad : {
+          R"({"id":1,"ok":true,"cursor":1,"next":null})",  // no rows
+          R"({"id":1,"ok":true,"rows":[],"next":null})",   // no cursor
+          R"({"id":1,"ok":true,"rows":{},"cursor":1})",
+          R"({"id":1,"ok":true,"rows":[{"group":"g","table":"t","value":1}],"cursor":1})",
+          R"({"id":1,"ok":true,"rows":[{"group":"g","table":"t","key":"k"}],"cursor":1})",
+          R"({"id":1,"ok":true,"rows":[{"group":1,"table":"t","key":"k","value":1}],"cursor":1})",
+          R"({"id":1,"ok":true,"rows":[{"group":"g","table":"t","key":"k","value":[1,}],"cursor":1})",
+          R"({"id":1,"ok":true,"rows":[],"cursor":-1})",
+          R"({"id":1,"ok":true,"rows":[],"cursor":1,"next":["g","t"]})",
+          R"({"id":1,"ok":true,"rows":[],"cursor":1} trailing)",
+      }) {
+    EXPECT_FALSE(ReadBootstrapPage(bad).ok()) << bad;
+  }
+}
+
+// What the server writes is what the device reads, names that need
+// escaping and values of every kind included.
+TEST(BootstrapPageTest, ReadsWhatTheServerEncodes) {
+  sync::BootstrapReply reply;
+  reply.cursor = 77;
+  const std::vector<std::string> values = {R"({"a":"q\"uote","b":[1,2.5,null]})", "\"caf\xC3\xA9\"",
+                                           "true", "-3"};
+  const std::vector<std::string> keys = {"plain", "q\"uote\\back", "caf\xC3\xA9", "tab\there"};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    reply.rows.push_back(store::SyncRow{"grp", "tbl", keys[i], values[i], i + 1});
+  }
+  reply.next = store::SyncRowCursor{"grp", "tbl", keys.back()};
+  const std::string text = server::internal::EncodeBootstrapReply(5, reply);
+  ASSERT_TRUE(doc::Value::accept(text)) << text;
+  auto page = ReadBootstrapPage(text);
+  ASSERT_OK(page);
+  ASSERT_EQ(page->rows.size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(page->rows[i].name, (RowName{"grp", "tbl", keys[i]}));
+    EXPECT_EQ(page->rows[i].value, values[i]);
+  }
+  EXPECT_EQ(page->cursor, 77u);
+  EXPECT_EQ(page->next, (RowName{"grp", "tbl", keys.back()}));
+}
+
+}  // namespace
+}  // namespace skiff::client::internal
