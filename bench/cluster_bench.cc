@@ -11,6 +11,10 @@
 //   .../plain                       the same against one skiffd without
 //                                   cluster mode, side by side: what the
 //                                   fencing check and the routing cost;
+//   BM_ClusterWake                  a wait held on one instance, a push
+//                                   through the other: how long until the
+//                                   wait is answered, and the statements of
+//                                   one sync commit;
 //   BM_ClusterFailover              kill -9 of a hot key's owner while adds
 //                                   go through the other instance: how long
 //                                   until one is acknowledged again.
@@ -20,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <set>
 #include <string>
@@ -70,6 +75,8 @@ class Cluster {
     SKIFF_ASSIGN_OR_RETURN(db_, support::TestStore::Open("postgres"));
     SKIFF_ASSIGN_OR_RETURN(
         secret_, server::CreateUser(db_->store(), "bench", server::Permissions({"*"}, {"*"})));
+    SKIFF_RETURN_IF_ERROR(server::CreateGroup(db_->store(), "team"));
+    SKIFF_RETURN_IF_ERROR(server::GrantGroup(db_->store(), "bench", "team"));
     db_->Close();  // the instances share the database; this open held it alone
     for (size_t i = 0; i < n; ++i) {
       auto p = std::make_unique<support::SkiffdProcess>();
@@ -340,6 +347,69 @@ void BM_ClusterAddOneKey(benchmark::State& state, size_t n) {
   SetInfo(state, "p99_us", lat.p99_us);
 }
 
+void BM_ClusterWake(benchmark::State& state) {
+  constexpr int kRounds = 20;
+  Cluster cluster;
+  if (Status s = cluster.Start(2); !s.ok()) return Fail(state, "starting the cluster", s);
+  auto waiter = cluster.Connect(cluster.instance(0).port());
+  auto pusher = cluster.Connect(cluster.instance(1).port());
+  if (!waiter.ok() || !pusher.ok()) return state.SkipWithError("cannot connect");
+  LatencyRecorder wake;
+  uint64_t cursor = 0, statements = 0, catch_ups = 0;
+  for (auto _ : state) {
+    auto before = (*pusher)->Stats();
+    if (!before.ok()) return Fail(state, "reading stats", before.status());
+    const auto start = SteadyClock::now();
+    for (int round = 1; round <= kRounds; ++round) {
+      std::future<client::Reply> held =
+          (*waiter)->Call({{"op", "wait"}, {"since", cursor}, {"timeout_ms", 30000}});
+      // Held on A before the push (else it would be answered at once and
+      // time nothing).
+      for (;;) {
+        auto stats = cluster.Stats(cluster.instance(0));
+        if (!stats.ok()) return Fail(state, "reading stats", stats.status());
+        if ((*stats)["sync"]["waits_held"].get<int>() == 1) break;
+        std::this_thread::sleep_for(milliseconds(1));
+      }
+      const auto pushed = SteadyClock::now();
+      client::Reply push = (*pusher)->CallSync({{"op", "push"},
+                                                {"device", "bench-device"},
+                                                {"changes",
+                                                 {{{"seq", round},
+                                                   {"table", "tasks"},
+                                                   {"key", "t" + std::to_string(round)},
+                                                   {"group", "team"},
+                                                   {"value", {{"n", round}}}}}}});
+      if (!push.ok()) return Fail(state, "a push", push.status());
+      client::Reply woken = held.get();
+      if (!woken.ok() || woken->at("changed") != true) {
+        return state.SkipWithError("the wait was not woken by the push through the other instance");
+      }
+      wake.Record(SteadyClock::now() - pushed);
+      cursor = woken->at("cursor").get<uint64_t>();
+    }
+    state.SetIterationTime(std::chrono::duration<double>(SteadyClock::now() - start).count());
+    auto after = (*pusher)->Stats();
+    if (!after.ok()) return Fail(state, "reading stats", after.status());
+    statements = (*after)["store_statements"].get<uint64_t>() -
+                 (*before)["store_statements"].get<uint64_t>();
+    catch_ups = (*after)["sync"]["catch_ups"].get<uint64_t>() -
+                (*before)["sync"]["catch_ups"].get<uint64_t>();
+  }
+  if (cursor != kRounds) return state.SkipWithError("the cursor is not the count of pushes");
+  const LatencySummary w = wake.Summarize();
+  // Each push here is a sync commit of its own; the pusher's reads of the
+  // others' commits (one statement each) are counted apart.
+  SetDeterministic(state, "statements_per_sync_commit",
+                   double(statements - catch_ups) / double(kRounds));
+  SetInfo(state, "wake_p50_us", w.p50_us);
+  SetInfo(state, "wake_p99_us", w.p99_us);
+  std::fprintf(stderr,
+               "cluster_bench: a wait on A answered %.1f ms (median of %d) after a push through "
+               "B was sent\n",
+               w.p50_us / 1000.0, kRounds);
+}
+
 void BM_ClusterFailover(benchmark::State& state) {
   for (auto _ : state) {
     Cluster cluster;
@@ -403,6 +473,10 @@ const bool kRegistered = AddRegistration([] {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
   }
+  AddCase("BM_ClusterWake", [](benchmark::State& s) { BM_ClusterWake(s); })
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
   AddCase("BM_ClusterFailover", [](benchmark::State& s) { BM_ClusterFailover(s); })
       ->UseManualTime()
       ->Iterations(1)

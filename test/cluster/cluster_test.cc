@@ -1,6 +1,7 @@
 // Cluster mode end to end: two or three skiffd processes in cluster mode on
 // one PostgreSQL schema, driven through the real client on loopback ports.
 // Every wait is bounded and asserts an outcome, never a duration.
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <map>
@@ -30,6 +31,8 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr const char* kSecret = "cluster-test-secret-0123456789";
+
+doc::Value PushOne(const std::string& device, int seq, const std::string& group = "team");
 
 class ClusterTest : public ::testing::Test {
  protected:
@@ -92,8 +95,10 @@ class ClusterTest : public ::testing::Test {
     return port.ok() ? *port : 0;
   }
 
-  std::unique_ptr<client::Client> Connect(uint16_t port, size_t connections = 2) {
+  std::unique_ptr<client::Client> Connect(uint16_t port, size_t connections = 2,
+                                          bool reconnect = true) {
     client::ClientOptions o;
+    o.reconnect = reconnect;
     o.port = port;
     o.user = "ana";
     o.secret = secret_;
@@ -209,6 +214,8 @@ TEST_F(ClusterTest, WriteThroughOneIsReadThroughTheOthersAtOnce) {
 // is served again.
 TEST_F(ClusterTest, KilledOwnerLosesNoAcknowledgedWrite) {
   if (!fixture_) return;
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "group", "grant", "ana", "team"}), 0);
   StartInstances(2);
   std::string key;
   for (int i = 0; key.empty(); ++i) {
@@ -216,9 +223,18 @@ TEST_F(ClusterTest, KilledOwnerLosesNoAcknowledgedWrite) {
     if (OwnerPort("counters", k) == instances_[0]->port()) key = k;
   }
   auto through_b = Connect(instances_[1]->port());
+  // Pushes through the instance about to die, too: each acknowledged one
+  // must be in the store after the kill.
+  auto through_a = Connect(instances_[0]->port(), 2, /*reconnect=*/false);
+  std::vector<std::future<client::Reply>> pushes;
+  // One device per push: a device's pushes must go one after another.
+  for (int d = 1; d <= 200; ++d) {
+    pushes.push_back(through_a->Call(PushOne("dev-a" + std::to_string(d), 1)));
+  }
   std::vector<std::future<client::Reply>> replies;
   for (int i = 0; i < 400; ++i) replies.push_back(through_b->Call(AddOne(key)));
   replies.front().wait();
+  pushes[20].wait();
   instances_[0]->Kill();
   for (int i = 0; i < 400; ++i) replies.push_back(through_b->Call(AddOne(key)));
   int64_t acknowledged = 0, failed = 0;
@@ -242,9 +258,37 @@ TEST_F(ClusterTest, KilledOwnerLosesNoAcknowledgedWrite) {
   EXPECT_GE(final_value, acknowledged);
   EXPECT_LE(final_value, acknowledged + failed);
   EXPECT_EQ(Stored("counters", key), "{\"n\":" + std::to_string(final_value) + "}");
-  std::printf("killed owner: %lld acknowledged, %lld failed, final %lld\n",
-              static_cast<long long>(acknowledged), static_cast<long long>(failed),
-              static_cast<long long>(final_value));
+  std::vector<std::string> acknowledged_pushes;
+  for (size_t d = 0; d < pushes.size(); ++d) {
+    client::Reply r = pushes[d].get();
+    if (r.ok() && r->at("applied") == 1) {
+      acknowledged_pushes.push_back("dev-a" + std::to_string(d + 1) + "-1");
+    }
+  }
+  ASSERT_FALSE(acknowledged_pushes.empty());
+  // Seen through the survivor: at once when the dead instance's
+  // notification went out, else at the survivor's next poll (the kill may
+  // fall between a commit and its NOTIFY).
+  std::set<std::string> stored;
+  const auto give_up = std::chrono::steady_clock::now() + seconds(60);
+  for (;;) {
+    client::Reply pulled = through_b->CallSync({{"op", "pull"}, {"since", 0}, {"limit", 10000}});
+    ASSERT_OK(pulled);
+    stored.clear();
+    for (const auto& change : pulled->at("changes")) stored.insert(change.at("key"));
+    size_t missing = 0;
+    for (const std::string& pushed : acknowledged_pushes) missing += stored.count(pushed) == 0;
+    if (missing == 0 || std::chrono::steady_clock::now() > give_up) break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  for (const std::string& pushed : acknowledged_pushes) {
+    EXPECT_EQ(stored.count(pushed), 1u) << "acknowledged push " << pushed << " is not stored";
+  }
+  std::printf(
+      "killed owner: %zu acknowledged pushes stored; adds: %lld acknowledged, %lld "
+      "failed, final %lld\n",
+      acknowledged_pushes.size(), static_cast<long long>(acknowledged),
+      static_cast<long long>(failed), static_cast<long long>(final_value));
 }
 
 // An owner frozen past its lease is taken over; thawed, it commits nothing
@@ -326,6 +370,132 @@ TEST_F(ClusterTest, JoinAndLeaveUnderLoadLoseNothing) {
     if (v->has_value()) sum += (**v)["n"].get<int64_t>();
   }
   EXPECT_EQ(sum, acknowledged.load());
+}
+
+doc::Value PushOne(const std::string& device, int seq, const std::string& group) {
+  return {{"op", "push"},
+          {"device", device},
+          {"changes",
+           {{{"seq", seq},
+             {"table", "tasks"},
+             {"key", device + "-" + std::to_string(seq)},
+             {"group", group},
+             {"value", {{"n", seq}}}}}}};
+}
+
+// Pushes of six devices, each moving between the three instances from one
+// push to the next: sync ids 1..N with no gap or repeat, each (device, seq)
+// once, a retry through another instance applies nothing, and a cursor from
+// one instance is good on another.
+TEST_F(ClusterTest, PushesThroughEveryInstanceNumberOneToN) {
+  if (!fixture_) return;
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "group", "grant", "ana", "team"}), 0);
+  StartInstances(3);
+  std::vector<std::unique_ptr<client::Client>> clients;
+  for (const auto& p : instances_) clients.push_back(Connect(p->port()));
+  constexpr int kDevices = 6, kPushes = 30;
+  std::vector<std::thread> devices;
+  std::atomic<int> failures{0};
+  for (int d = 0; d < kDevices; ++d) {
+    devices.emplace_back([&, d] {
+      for (int seq = 1; seq <= kPushes; ++seq) {
+        client::Reply r =
+            clients[(d + seq) % 3]->CallSync(PushOne("dev" + std::to_string(d), seq, "team"));
+        if (!r.ok() || r->at("applied") != 1) ++failures;
+      }
+    });
+  }
+  for (std::thread& t : devices) t.join();
+  ASSERT_EQ(failures.load(), 0);
+  // A retry of an applied push, through another instance.
+  client::Reply retried = clients[2]->CallSync(PushOne("dev0", kPushes, "team"));
+  ASSERT_OK(retried);
+  EXPECT_EQ(retried->at("applied"), 0);
+  const uint64_t cursor = retried->at("cursor").get<uint64_t>();
+  EXPECT_EQ(cursor, static_cast<uint64_t>(kDevices * kPushes));
+  for (auto& c : clients) {
+    client::Reply pulled = c->CallSync({{"op", "pull"}, {"since", 0}, {"limit", 10000}});
+    ASSERT_OK(pulled);
+    std::set<std::string> keys;
+    uint64_t expected = 0;
+    for (const auto& change : pulled->at("changes")) {
+      EXPECT_EQ(change.at("sync_id").get<uint64_t>(), ++expected);
+      EXPECT_TRUE(keys.insert(change.at("key").get<std::string>()).second);
+    }
+    EXPECT_EQ(keys.size(), static_cast<size_t>(kDevices * kPushes));
+    // The cursor instance C gave out, accepted here.
+    client::Reply from_c = c->CallSync({{"op", "pull"}, {"since", cursor}});
+    ASSERT_OK(from_c);
+    EXPECT_TRUE(from_c->at("changes").empty());
+  }
+}
+
+// Waits held on A for two groups; a push through B to one of them wakes
+// exactly that group's waits.
+TEST_F(ClusterTest, APushThroughOneWakesExactlyItsGroupsWaitsOnAnother) {
+  if (!fixture_) return;
+  for (const char* g : {"team", "other"}) {
+    ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "group", "add", g}), 0);
+  }
+  std::string bob;
+  ASSERT_EQ(
+      support::RunCommand(
+          {SKIFF_PATH, "--store", url_, "user", "add", "bob", "--read", "*", "--write", "*"}, &bob),
+      0);
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "group", "grant", "ana", "team"}), 0);
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "group", "grant", "bob", "other"}),
+            0);
+  StartInstances(2);
+  constexpr int kWaits = 500;  // per group: 1,000 held on A, 16 per connection at most
+  auto waiters = [&](const std::string& user, const std::string& secret) {
+    client::ClientOptions o;
+    o.port = instances_[0]->port();
+    o.user = user;
+    o.secret = secret;
+    o.connections = kWaits / 16 + 1;
+    o.max_in_flight = 16;
+    o.request_timeout = seconds(120);
+    auto c = client::Client::Connect(o);
+    EXPECT_OK(c);
+    return std::move(*c);
+  };
+  auto team = waiters("ana", secret_);
+  auto other = waiters("bob", bob);
+  std::vector<std::future<client::Reply>> team_waits, other_waits;
+  for (int i = 0; i < kWaits; ++i) {
+    team_waits.push_back(team->Call({{"op", "wait"}, {"since", 0}, {"timeout_ms", 60000}}));
+    other_waits.push_back(other->Call({{"op", "wait"}, {"since", 0}, {"timeout_ms", 60000}}));
+  }
+  auto a = Connect(instances_[0]->port(), 1);
+  const auto give_up = std::chrono::steady_clock::now() + seconds(60);
+  for (;;) {  // until every wait is held on A
+    auto stats = a->Stats();
+    ASSERT_OK(stats);
+    if ((*stats)["sync"]["waits_held"].get<int>() == 2 * kWaits) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up);
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  auto b = Connect(instances_[1]->port(), 1);
+  const auto pushed = std::chrono::steady_clock::now();
+  ASSERT_OK(b->CallSync(PushOne("ana-phone", 1, "team")));
+  for (auto& w : team_waits) {
+    client::Reply r = w.get();
+    ASSERT_OK(r);
+    EXPECT_EQ(r->at("changed"), true);
+  }
+  std::printf(
+      "cluster wake: %d waits on A woken %.1f ms after the push "
+      "through B\n",
+      kWaits,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - pushed).count());
+  auto stats = a->Stats();
+  ASSERT_OK(stats);
+  EXPECT_EQ((*stats)["sync"]["waits_held"].get<int>(), kWaits) << "the other group's waits stay";
+  for (auto& w : other_waits) {
+    EXPECT_EQ(w.wait_for(milliseconds(0)), std::future_status::timeout);
+  }
+  other.reset();  // its waits are dropped with its connections
 }
 
 TEST(ClusterModeTest, RefusedOnSqliteSayingWhy) {

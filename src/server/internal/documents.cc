@@ -25,9 +25,7 @@ Result<std::optional<cluster::Lease>> Documents::Admit(std::string_view table,
   if (ownership_ != nullptr) {
     std::optional<cluster::Lease> lease = ownership_->LeaseOf(cluster::PartitionOf(table, key));
     if (!lease) {
-      return Unavailable(
-          "this instance does not serve the key's partition right now (it is being handed "
-          "over); retry");
+      return Moved("this instance does not serve the key's partition right now");
     }
     return lease;
   }

@@ -91,7 +91,7 @@ class Documents {
 
   // The write path. Runs change(CachedDocument&) -> Result<Changed> on
   // (table, key) in its order. An error from it changes nothing and is
-  // Write's result; so is a refusal by Admit (unavailable). Once the
+  // Write's result; so is a refusal by Admit (unavailable, or moved). Once the
   // document changed, its new form is queued for the store, and `ack` hears
   // of it when the policy allows: ack.Later() first when that will be on
   // the committer's thread (ack is then moved there), then ack(status)
@@ -134,9 +134,10 @@ class Documents {
 
  private:
   // May a write go ahead? unavailable while memory durability's backlog is
-  // over its bounds (the store is not taking writes), or in cluster mode
-  // when this instance does not serve the key's partition now; else the
-  // lease the write commits under (cluster mode) or nullopt.
+  // over its bounds (the store is not taking writes); moved in cluster mode
+  // when this instance does not serve the key's partition now (the caller
+  // routes it again); else the lease the write commits under (cluster
+  // mode) or nullopt.
   Result<std::optional<cluster::Lease>> Admit(std::string_view table, std::string_view key) const;
   // What follows each change of a document, under the key's lock: the
   // table's geo index.

@@ -206,6 +206,11 @@ void RequestHandler::Dispatch(const std::shared_ptr<Connection>& conn, std::stri
     // the connection and the server carry on.
     status = Internal(std::string("unexpected error: ") + e.what());
   }
+  if (status.code() == StatusCode::kMoved && !conn->cluster_peer) {
+    // Cluster mode: the partition stopped being served here between the
+    // routing and the write's admission; route it again.
+    return Hold(conn, request, payload, first_try_ns);
+  }
   if (!status.ok()) conn->Send(EncodeError(id, status));
 }
 
@@ -256,6 +261,10 @@ Status RequestHandler::Offload(Call& c) {
       status = Execute(conn, r, /*on_worker=*/true);
     } catch (const std::exception& e) {
       status = Internal(std::string("unexpected error: ") + e.what());
+    }
+    if (status.code() == StatusCode::kMoved && !conn->cluster_peer) {
+      // The frame is gone here; a client hears what a peer would re-route.
+      status = Unavailable("the key's partition is being handed to another instance; retry");
     }
     if (!status.ok()) conn->Send(EncodeError(r.id, status));
     conn->ReleaseBarrier();  // after its reply is queued
@@ -531,7 +540,10 @@ Status RequestHandler::Stats(Call& c) {
         {"pushes", sync.pushes},
         {"waits_held", sync.waits_held},
         {"waits_woken", sync.waits_woken},
-        {"waits_expired", sync.waits_expired}}},
+        {"waits_expired", sync.waits_expired},
+        // Cluster mode: reads of the groups other instances moved (one
+        // store statement each).
+        {"catch_ups", sync.catch_ups}}},
       {"geo", std::move(geo)},
   };
   if (ownership_ != nullptr) {
