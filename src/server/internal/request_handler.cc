@@ -209,7 +209,7 @@ void RequestHandler::Dispatch(const std::shared_ptr<Connection>& conn, std::stri
   if (status.code() == StatusCode::kMoved && !conn->cluster_peer) {
     // Cluster mode: the partition stopped being served here between the
     // routing and the write's admission; route it again.
-    return Hold(conn, request, payload, first_try_ns);
+    return Hold(conn, request.id, payload, first_try_ns);
   }
   if (!status.ok()) conn->Send(EncodeError(id, status));
 }

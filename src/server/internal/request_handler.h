@@ -97,7 +97,7 @@ class RequestHandler final : public ListenerHandler {
   // Runs the request again shortly (a partition being handed over),
   // without reading the connection meanwhile; gives up with unavailable
   // after kRouteGiveUp from its first try.
-  void Hold(const std::shared_ptr<Connection>& conn, const Request& r, std::string_view payload,
+  void Hold(const std::shared_ptr<Connection>& conn, uint64_t id, std::string_view payload,
             int64_t first_try_ns);
   // The login of a peer instance's link.
   Status ClusterLogin(Call& c);

@@ -94,7 +94,7 @@ bool RequestHandler::Route(const std::shared_ptr<Connection>& conn, const Reques
   auto earlier = conn->forwarded.find(partition);
   const bool behind = earlier != conn->forwarded.end() && earlier->second.to != to;
   if (route.kind == cluster::Route::Kind::kNone || behind) {
-    Hold(conn, r, payload, first_try_ns);
+    Hold(conn, r.id, payload, first_try_ns);
     return true;
   }
   if (route.kind == cluster::Route::Kind::kLocal) return false;
@@ -102,13 +102,13 @@ bool RequestHandler::Route(const std::shared_ptr<Connection>& conn, const Reques
   return true;
 }
 
-void RequestHandler::Hold(const std::shared_ptr<Connection>& conn, const Request& r,
+void RequestHandler::Hold(const std::shared_ptr<Connection>& conn, uint64_t id,
                           std::string_view payload, int64_t first_try_ns) {
   const int64_t now = SteadyNs();
   if (first_try_ns == 0) first_try_ns = now;
   if (now - first_try_ns > std::chrono::nanoseconds(kRouteGiveUp).count()) {
-    conn->Send(EncodeError(r.id, Unavailable("no instance of the cluster serves this key's "
-                                             "partition right now; retry")));
+    conn->Send(EncodeError(id, Unavailable("no instance of the cluster serves this key's "
+                                           "partition right now; retry")));
     return;
   }
   conn->barrier.fetch_add(1, std::memory_order_acq_rel);
@@ -140,12 +140,13 @@ void RequestHandler::Forward(const std::shared_ptr<Connection>& conn, const Requ
                first_try_ns](client::Reply reply) {
     conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
     if (!reply.ok() && reply.status().code() == StatusCode::kMoved) {
-      // The owner changed under us: route it again, on the I/O thread,
-      // before this partition's later requests (they wait for it).
-      conn->Post([this, conn, partition, text, first_try_ns] {
+      // The owner changed under us: route it again shortly (our table
+      // learns the new owner at its next tick; at once would only bounce),
+      // ahead of this partition's later requests, which wait for it.
+      conn->Post([this, conn, id, partition, text, first_try_ns] {
         auto it = conn->forwarded.find(partition);
         if (it != conn->forwarded.end() && --it->second.count == 0) conn->forwarded.erase(it);
-        Dispatch(conn, text, first_try_ns == 0 ? SteadyNs() : first_try_ns);
+        Hold(conn, id, text, first_try_ns);
       });
       return;
     }
@@ -168,7 +169,7 @@ void RequestHandler::Forward(const std::shared_ptr<Connection>& conn, const Requ
     // No link to that peer yet (it just joined): like a hand-over.
     conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
     if (--f.count == 0) conn->forwarded.erase(partition);
-    Hold(conn, r, payload, first_try_ns);
+    Hold(conn, r.id, payload, first_try_ns);
   }
 }
 
