@@ -1,10 +1,13 @@
 // PostgresStore: documents in PostgreSQL through libpqxx 6.4.
 //
 // One connection, serialised by a mutex; statements prepared once per
-// connection. A batch of one op is one autocommit statement. A larger batch is
-// folded to its net effect and written set-wise (BEGIN, one upsert over
-// unnest() arrays, one delete, COMMIT), so a group commit of 100 writes costs
-// 3 or 4 statements, not 102.
+// connection. A batch of one document op is one autocommit statement. Any
+// other batch (a group commit of many writes, a sync push with its change
+// log, synced rows and device sequences) is folded to its net effect and
+// written set-wise by one autocommit statement of data-modifying CTEs over
+// unnest() arrays (write_all), so a group commit of 100 writes or a push
+// costs one statement and one round trip. In cluster mode a batch is
+// BEGIN, the fence check, write_all, COMMIT.
 //
 // Deadlines: the server cancels a statement past statement_timeout or a lock
 // wait past lock_timeout (both SET on each connection), and a SocketDeadline
@@ -34,7 +37,7 @@
 //
 // Cluster sync (CommitSync): the row of skiff_sync_counter, locked for the
 // transaction, orders sync commits across servers; the batch is numbered
-// from it and written with the statements Write uses. NotifySync sends the
+// from it and written by write_all, which also sets the counter. NotifySync sends the
 // NOTIFY after the commit, never inside it (docs/cluster.md).
 #include <algorithm>
 #include <atomic>
@@ -121,11 +124,16 @@ constexpr int kGuardClass = 7283515;
 constexpr const char* kGuardKey = "hashtext(current_database() || '/' || current_schema())";
 
 // The CTE that writes the commit mark, put in front of a write statement
-// that has `params` parameters of its own.
+// that has `params` parameters of its own (joining its WITH list if it has
+// one).
 std::string Marked(const std::string& sql, int params) {
-  return "WITH skiff_mark AS (INSERT INTO skiff_commit_marks(instance, seq) VALUES ($" +
-         std::to_string(params + 1) + "::text, $" + std::to_string(params + 2) +
-         "::bigint) ON CONFLICT (instance) DO UPDATE SET seq = excluded.seq, at = now()) " + sql;
+  std::string mark =
+      "skiff_mark AS (INSERT INTO skiff_commit_marks(instance, seq) VALUES ($" +
+      std::to_string(params + 1) + "::text, $" + std::to_string(params + 2) +
+      "::bigint) ON CONFLICT (instance) DO UPDATE SET seq = excluded.seq, at = now())";
+  constexpr std::string_view kWith = "WITH ";
+  if (sql.starts_with(kWith)) return "WITH " + mark + ", " + sql.substr(kWith.size());
+  return "WITH " + mark + " " + sql;
 }
 
 // Prepares `sql` as `name` and, marked, as `name` + "+m".
@@ -135,6 +143,44 @@ void PrepareWrite(pqxx::connection& conn, const std::string& name, const std::st
   conn.prepare(name + "+m", Marked(sql, params));
 }
 
+// A whole batch in one statement, so a batch needs no BEGIN and COMMIT of
+// its own: the documents' net puts ($1-$3) and deletes ($4, $5), the change
+// log ($6-$10), the devices' sequences ($11-$13), and, when `counted`, the
+// cluster's sync counter ($14). Each part is a data-modifying CTE over
+// unnest() arrays (an empty array writes nothing). The synced rows are
+// derived from the log rows the statement inserts, the last change to
+// each row winning, so a value crosses the wire once. The parts touch
+// disjoint rows (documents and changes are folded to one per key first),
+// which one statement requires.
+constexpr int kWriteAllParams = 13;
+std::string WriteAllSql(bool counted) {
+  std::string sql =
+      "WITH put_docs AS (INSERT INTO skiff_documents(tbl, key, value) "
+      "SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) "
+      "ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value), "
+      "delete_docs AS (DELETE FROM skiff_documents d "
+      "USING unnest($4::text[], $5::text[]) AS x(tbl, key) "
+      "WHERE d.tbl = x.tbl COLLATE \"C\" AND d.key = x.key COLLATE \"C\"), "
+      "log AS (INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) "
+      "SELECT * FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[]) "
+      "RETURNING sync_id, grp, tbl, key, value), "
+      "latest AS (SELECT DISTINCT ON (grp, tbl, key) grp, tbl, key, value, sync_id FROM log "
+      "ORDER BY grp, tbl, key, sync_id DESC), "
+      "put_rows AS (INSERT INTO skiff_sync_rows(grp, tbl, key, value, sync_id) "
+      "SELECT grp, tbl, key, value, sync_id FROM latest WHERE value IS NOT NULL "
+      "ON CONFLICT (grp, tbl, key) DO UPDATE SET value = excluded.value, "
+      "sync_id = excluded.sync_id), "
+      "delete_rows AS (DELETE FROM skiff_sync_rows r USING latest x WHERE x.value IS NULL "
+      "AND r.grp = x.grp AND r.tbl = x.tbl AND r.key = x.key), "
+      "devices AS (INSERT INTO skiff_devices(device, usr, last_seq) "
+      "SELECT * FROM unnest($11::text[], $12::text[], $13::bigint[]) "
+      "ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq) ";
+  if (counted) {
+    sql += ", counter AS (UPDATE skiff_sync_counter SET last_id = $14 WHERE id = 1) ";
+  }
+  return sql + "SELECT 1";
+}
+
 void PrepareStatements(pqxx::connection& conn) {
   conn.prepare("get", "SELECT value FROM skiff_documents WHERE tbl = $1 AND key = $2");
   PrepareWrite(conn, "put",
@@ -142,37 +188,9 @@ void PrepareStatements(pqxx::connection& conn) {
                "ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value",
                3);
   PrepareWrite(conn, "delete", "DELETE FROM skiff_documents WHERE tbl = $1 AND key = $2", 2);
-  PrepareWrite(conn, "put_many",
-               "INSERT INTO skiff_documents(tbl, key, value) "
-               "SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) "
-               "ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value",
-               3);
-  PrepareWrite(conn, "delete_many",
-               "DELETE FROM skiff_documents d USING unnest($1::text[], $2::text[]) AS x(tbl, key) "
-               "WHERE d.tbl = x.tbl COLLATE \"C\" AND d.key = x.key COLLATE \"C\"",
-               2);
-  PrepareWrite(conn, "insert_changes",
-               "INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) "
-               "SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])",
-               5);
-  PrepareWrite(conn, "upsert_sync_rows",
-               "INSERT INTO skiff_sync_rows(grp, tbl, key, value, sync_id) "
-               "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) "
-               "ON CONFLICT (grp, tbl, key) DO UPDATE SET value = excluded.value, "
-               "sync_id = excluded.sync_id",
-               5);
-  PrepareWrite(conn, "delete_sync_rows",
-               "DELETE FROM skiff_sync_rows r "
-               "USING unnest($1::text[], $2::text[], $3::text[]) AS x(grp, tbl, key) "
-               "WHERE r.grp = x.grp COLLATE \"C\" AND r.tbl = x.tbl COLLATE \"C\" "
-               "AND r.key = x.key COLLATE \"C\"",
-               3);
-  PrepareWrite(
-      conn, "upsert_devices",
-      "INSERT INTO skiff_devices(device, usr, last_seq) "
-      "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) "
-      "ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq",
-      3);
+  PrepareWrite(conn, "write_all", WriteAllSql(false), kWriteAllParams);
+  // Cluster sync commits write only marked, and set the counter.
+  conn.prepare("write_all_counted+m", Marked(WriteAllSql(true), kWriteAllParams + 1));
   conn.prepare("commit_mark", "SELECT seq FROM skiff_commit_marks WHERE instance = $1");
   conn.prepare("last_sync_id", "SELECT COALESCE(MAX(sync_id), 0) FROM skiff_changes");
   conn.prepare("last_by_group", "SELECT grp, MAX(sync_id) FROM skiff_changes GROUP BY grp");
@@ -189,7 +207,6 @@ void PrepareStatements(pqxx::connection& conn) {
                "SELECT last_id FROM skiff_sync_counter WHERE id = 1 FOR UPDATE");
   conn.prepare("get_devices",
                "SELECT device, usr, last_seq FROM skiff_devices WHERE device = ANY($1::text[])");
-  conn.prepare("set_sync_counter", "UPDATE skiff_sync_counter SET last_id = $1 WHERE id = 1");
   // Tells the other cluster instances (payload: the commit's last sync id).
   conn.prepare("notify_sync", std::string("SELECT pg_notify(") + kSyncChannelSql + ", $1)");
   conn.prepare("last_by_group_since",
@@ -327,45 +344,28 @@ class PostgresStore final : public Store {
             }
           },
           &lost);
-    } else {
-      const internal::CoalescedBatch net = internal::Coalesce(batch);
-      const internal::CoalescedChanges rows = internal::CoalesceChanges(batch);
-      const std::vector<const DeviceSeq*> devices = internal::CoalesceDevices(batch);
+    } else if (batch.fences().empty()) {  // one statement, its own transaction
+      const WriteAllArgs args = WriteAllArgs::Of(batch);
+      s = RunLocked(
+          [&](pqxx::connection& conn) {
+            pqxx::nontransaction tx(conn);
+            Count(1);
+            commit_sent = true;
+            ExecWriteAll(tx, "write_all+m", args, instance_, mark_text);
+          },
+          &lost);
+    } else {  // cluster mode: the fences are checked and held first
+      const WriteAllArgs args = WriteAllArgs::Of(batch);
       s = RunLocked(
           [&](pqxx::connection& conn) {
             pqxx::work tx(conn);
-            Count(1);  // BEGIN
-            if (!batch.fences().empty()) {
-              Count(1);
-              if (!FenceHolds(tx, batch.fences())) {
-                fenced_out = true;
-                throw std::runtime_error("fenced out");
-              }
+            Count(2);  // BEGIN, the fences
+            if (!FenceHolds(tx, batch.fences())) {
+              fenced_out = true;
+              throw std::runtime_error("fenced out");
             }
-            // The first statement of the transaction carries the mark.
-            std::string suffix = "+m";
-            auto name = [&](const char* base) {
-              std::string n = base + suffix;
-              suffix.clear();
-              return n;
-            };
-            auto exec = [&](const char* base, auto&&... args) {
-              Count(1);
-              const bool marked = !suffix.empty();
-              if (marked) {
-                tx.exec_prepared(name(base), args..., instance_, mark_text);
-              } else {
-                tx.exec_prepared(name(base), args...);
-              }
-            };
-            if (!net.puts.empty()) {
-              exec("put_many", PgArrayOf(net.puts, OpTable), PgArrayOf(net.puts, OpKey),
-                   PgArrayOf(net.puts, OpValue));
-            }
-            if (!net.deletes.empty()) {
-              exec("delete_many", PgArrayOf(net.deletes, OpTable), PgArrayOf(net.deletes, OpKey));
-            }
-            WriteChanges(exec, batch.changes(), rows, devices);
+            Count(1);
+            ExecWriteAll(tx, "write_all+m", args, instance_, mark_text);
             Count(1);  // COMMIT
             commit_sent = true;
             tx.commit();
@@ -513,8 +513,8 @@ class PostgresStore final : public Store {
     return out;
   }
 
-  // BEGIN, the counter's lock, the devices' records, the batch's sync
-  // statements (the first carries the commit mark), the counter, COMMIT.
+  // BEGIN, the counter's lock, the devices' records, the batch in one
+  // statement that also sets the counter and carries the commit mark, COMMIT.
   Result<uint64_t> CommitSync(const std::vector<std::string>& devices,
                               const SyncBatchBuilder& build) override {
     for (const std::string& device : devices) SKIFF_RETURN_IF_ERROR(ValidateDevice(device));
@@ -550,23 +550,9 @@ class PostgresStore final : public Store {
             }
             last = counter + batch.changes().size();
             if (!batch.empty()) {
-              const internal::CoalescedChanges rows = internal::CoalesceChanges(batch);
-              const std::vector<const DeviceSeq*> seqs = internal::CoalesceDevices(batch);
-              bool marked = false;
-              auto exec = [&](const char* base, auto&&... args) {
-                Count(1);
-                if (marked) {
-                  tx.exec_prepared(base, args...);
-                } else {
-                  marked = true;
-                  tx.exec_prepared(std::string(base) + "+m", args..., instance_, mark_text);
-                }
-              };
-              WriteChanges(exec, batch.changes(), rows, seqs);
-              if (last != counter) {
-                Count(1);
-                tx.exec_prepared("set_sync_counter", static_cast<long long>(last));
-              }
+              Count(1);
+              ExecWriteAll(tx, "write_all_counted+m", WriteAllArgs::Of(batch),
+                           static_cast<long long>(last), instance_, mark_text);
             }
             Count(1);  // COMMIT
             commit_sent = !batch.empty();
@@ -633,48 +619,49 @@ class PostgresStore final : public Store {
     return Status::Ok();
   }
 
-  // The sync part of a batch: the log, the synced rows, the devices; one
-  // statement for each part that has anything to write. `exec(name, args...)`
-  // sends one prepared statement.
-  template <typename Exec>
-  static void WriteChanges(Exec& exec, const std::vector<Change>& changes,
-                           const internal::CoalescedChanges& rows,
-                           const std::vector<const DeviceSeq*>& devices) {
-    if (!changes.empty()) {
+  // The array parameters of write_all for `batch`, in their order.
+  struct WriteAllArgs {
+    std::string put_tables, put_keys, put_values, delete_tables, delete_keys;
+    std::string sync_ids, groups, tables, keys, values;
+    std::string devices, users, seqs;
+
+    static WriteAllArgs Of(const WriteBatch& batch) {
+      WriteAllArgs a;
+      const internal::CoalescedBatch net = internal::Coalesce(batch);
+      a.put_tables = PgArrayOf(net.puts, OpTable);
+      a.put_keys = PgArrayOf(net.puts, OpKey);
+      a.put_values = PgArrayOf(net.puts, OpValue);
+      a.delete_tables = PgArrayOf(net.deletes, OpTable);
+      a.delete_keys = PgArrayOf(net.deletes, OpKey);
+      const std::vector<Change>& changes = batch.changes();
       std::vector<std::string> ids;
       ids.reserve(changes.size());
       for (const Change& c : changes) ids.push_back(std::to_string(c.sync_id));
-      exec("insert_changes", PgArrayOf(ids, Sv),
-           PgArrayOf(changes, [](const Change& c) { return Sv(c.group); }),
-           PgArrayOf(changes, [](const Change& c) { return Sv(c.table); }),
-           PgArrayOf(changes, [](const Change& c) { return Sv(c.key); }),
-           PgArrayOf(changes, [](const Change& c) -> std::optional<std::string_view> {
-             if (!c.value) return std::nullopt;
-             return *c.value;
-           }));
-    }
-    if (!rows.upserts.empty()) {
-      std::vector<std::string> ids;
-      for (const Change* c : rows.upserts) ids.push_back(std::to_string(c->sync_id));
-      exec("upsert_sync_rows",
-           PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->group); }),
-           PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->table); }),
-           PgArrayOf(rows.upserts, [](const Change* c) { return Sv(c->key); }),
-           PgArrayOf(rows.upserts, [](const Change* c) { return Sv(*c->value); }),
-           PgArrayOf(ids, Sv));
-    }
-    if (!rows.deletes.empty()) {
-      exec("delete_sync_rows",
-           PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->group); }),
-           PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->table); }),
-           PgArrayOf(rows.deletes, [](const Change* c) { return Sv(c->key); }));
-    }
-    if (!devices.empty()) {
+      a.sync_ids = PgArrayOf(ids, Sv);
+      a.groups = PgArrayOf(changes, [](const Change& c) { return Sv(c.group); });
+      a.tables = PgArrayOf(changes, [](const Change& c) { return Sv(c.table); });
+      a.keys = PgArrayOf(changes, [](const Change& c) { return Sv(c.key); });
+      a.values = PgArrayOf(changes, [](const Change& c) -> std::optional<std::string_view> {
+        if (!c.value) return std::nullopt;
+        return *c.value;
+      });
+      const std::vector<const DeviceSeq*> devices = internal::CoalesceDevices(batch);
       std::vector<std::string> seqs;
+      seqs.reserve(devices.size());
       for (const DeviceSeq* d : devices) seqs.push_back(std::to_string(d->last_seq));
-      exec("upsert_devices", PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->device); }),
-           PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->user); }), PgArrayOf(seqs, Sv));
+      a.devices = PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->device); });
+      a.users = PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->user); });
+      a.seqs = PgArrayOf(seqs, Sv);
+      return a;
     }
+  };
+
+  // Sends write_all (or its variant `name`) with `a`, then `extra`.
+  template <typename Tx, typename... Extra>
+  static void ExecWriteAll(Tx& tx, const char* name, const WriteAllArgs& a, Extra&&... extra) {
+    tx.exec_prepared(name, a.put_tables, a.put_keys, a.put_values, a.delete_tables, a.delete_keys,
+                     a.sync_ids, a.groups, a.tables, a.keys, a.values, a.devices, a.users, a.seqs,
+                     std::forward<Extra>(extra)...);
   }
 
   // After a connection was lost with write `mark`'s commit sent: reconnects

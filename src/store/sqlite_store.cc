@@ -6,7 +6,8 @@
 // counted, so "statements per write" is a real count. (Multi-row
 // INSERT ... ON CONFLICT statements were measured and are slower with
 // SQLite 3.40: 36-row batches of small documents, ~215 k rows/s one row per
-// statement, ~190 k with 8 rows, ~137 k with all 36 in one.)
+// statement, ~190 k with 8 rows, ~137 k with all 36 in one.) A sync change is
+// one statement: its log insert, whose triggers set or delete the synced row.
 //
 // WAL checkpoints run on a second connection (SqliteCheckpointer), not in
 // the COMMIT that crosses SQLite's auto-checkpoint size, so a commit does
@@ -78,6 +79,19 @@ CREATE TABLE IF NOT EXISTS skiff_sync_rows(
   sync_id INTEGER NOT NULL,
   PRIMARY KEY (grp, tbl, key)
 );
+-- The synced rows follow the log: each change inserted sets or deletes its
+-- row inside the same statement, so a push sends one statement per change
+-- for both, and no writer can update one without the other.
+CREATE TRIGGER IF NOT EXISTS skiff_sync_rows_put AFTER INSERT ON skiff_changes
+WHEN NEW.value IS NOT NULL BEGIN
+  INSERT INTO skiff_sync_rows(grp, tbl, key, value, sync_id)
+  VALUES (NEW.grp, NEW.tbl, NEW.key, NEW.value, NEW.sync_id)
+  ON CONFLICT(grp, tbl, key) DO UPDATE SET value = excluded.value, sync_id = excluded.sync_id;
+END;
+CREATE TRIGGER IF NOT EXISTS skiff_sync_rows_delete AFTER INSERT ON skiff_changes
+WHEN NEW.value IS NULL BEGIN
+  DELETE FROM skiff_sync_rows WHERE grp = NEW.grp AND tbl = NEW.tbl AND key = NEW.key;
+END;
 CREATE TABLE IF NOT EXISTS skiff_devices(
   device   TEXT PRIMARY KEY,
   usr      TEXT NOT NULL,
@@ -321,13 +335,6 @@ class SqliteStore final : public Store {
     SKIFF_RETURN_IF_ERROR(
         make("INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) VALUES (?1, ?2, ?3, ?4, ?5)",
              &insert_change_));
-    SKIFF_RETURN_IF_ERROR(make(
-        "INSERT INTO skiff_sync_rows(grp, tbl, key, value, sync_id) VALUES (?1, ?2, ?3, ?4, ?5) "
-        "ON CONFLICT(grp, tbl, key) DO UPDATE SET value = excluded.value, "
-        "sync_id = excluded.sync_id",
-        &upsert_sync_row_));
-    SKIFF_RETURN_IF_ERROR(make(
-        "DELETE FROM skiff_sync_rows WHERE grp = ?1 AND tbl = ?2 AND key = ?3", &delete_sync_row_));
     SKIFF_RETURN_IF_ERROR(
         make("INSERT INTO skiff_devices(device, usr, last_seq) VALUES (?1, ?2, ?3) "
              "ON CONFLICT(device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq",
@@ -368,16 +375,8 @@ class SqliteStore final : public Store {
       } else {
         log.BindNull(5);
       }
+      // The trigger skiff_sync_rows_put or _delete writes the row.
       SKIFF_RETURN_IF_ERROR(RunSimple(log));
-      SqliteStatement& row = c.value ? *upsert_sync_row_ : *delete_sync_row_;
-      row.BindText(1, c.group);
-      row.BindText(2, c.table);
-      row.BindText(3, c.key);
-      if (c.value) {
-        row.BindText(4, *c.value);
-        row.BindInt64(5, static_cast<int64_t>(c.sync_id));
-      }
-      SKIFF_RETURN_IF_ERROR(RunSimple(row));
     }
     for (const DeviceSeq& d : batch.device_seqs()) {
       SqliteStatement& st = *upsert_device_;
@@ -444,8 +443,6 @@ class SqliteStore final : public Store {
   std::unique_ptr<SqliteStatement> commit_ PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> rollback_ PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> insert_change_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> upsert_sync_row_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> delete_sync_row_ PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> upsert_device_ PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> last_sync_id_ PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> last_by_group_ PT_GUARDED_BY(mu_);

@@ -2,7 +2,6 @@
 
 #include <map>
 #include <string_view>
-#include <tuple>
 #include <utility>
 
 namespace skiff::store::internal {
@@ -14,14 +13,6 @@ CoalescedBatch Coalesce(const WriteBatch& batch) {
   for (const auto& [unused, op] : last) {
     (op->kind == WriteBatch::Op::Kind::kPut ? out.puts : out.deletes).push_back(op);
   }
-  return out;
-}
-
-CoalescedChanges CoalesceChanges(const WriteBatch& batch) {
-  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, const Change*> last;
-  for (const Change& c : batch.changes()) last[{c.group, c.table, c.key}] = &c;
-  CoalescedChanges out;
-  for (const auto& [unused, c] : last) (c->value ? out.upserts : out.deletes).push_back(c);
   return out;
 }
 

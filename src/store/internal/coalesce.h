@@ -20,14 +20,6 @@ struct CoalescedBatch {
 // The ops point into `batch`, which must outlive the result.
 CoalescedBatch Coalesce(const WriteBatch& batch);
 
-// The last change of the batch to each synced row (group, table, key), split into
-// rows that end with a value and rows that end deleted.
-struct CoalescedChanges {
-  std::vector<const Change*> upserts;
-  std::vector<const Change*> deletes;
-};
-CoalescedChanges CoalesceChanges(const WriteBatch& batch);
-
 // The last DeviceSeq of the batch for each device.
 std::vector<const DeviceSeq*> CoalesceDevices(const WriteBatch& batch);
 
