@@ -6,8 +6,8 @@
 // log, synced rows and device sequences) is folded to its net effect and
 // written set-wise by one autocommit statement of data-modifying CTEs over
 // unnest() arrays (write_all), so a group commit of 100 writes or a push
-// costs one statement and one round trip. In cluster mode a batch is
-// BEGIN, the fence check, write_all, COMMIT.
+// costs one statement and one round trip; in cluster mode the same
+// statement checks the batch's fences first.
 //
 // Deadlines: the server cancels a statement past statement_timeout or a lock
 // wait past lock_timeout (both SET on each connection), and a SocketDeadline
@@ -124,16 +124,11 @@ constexpr int kGuardClass = 7283515;
 constexpr const char* kGuardKey = "hashtext(current_database() || '/' || current_schema())";
 
 // The CTE that writes the commit mark, put in front of a write statement
-// that has `params` parameters of its own (joining its WITH list if it has
-// one).
+// that has `params` parameters of its own.
 std::string Marked(const std::string& sql, int params) {
-  std::string mark =
-      "skiff_mark AS (INSERT INTO skiff_commit_marks(instance, seq) VALUES ($" +
-      std::to_string(params + 1) + "::text, $" + std::to_string(params + 2) +
-      "::bigint) ON CONFLICT (instance) DO UPDATE SET seq = excluded.seq, at = now())";
-  constexpr std::string_view kWith = "WITH ";
-  if (sql.starts_with(kWith)) return "WITH " + mark + ", " + sql.substr(kWith.size());
-  return "WITH " + mark + " " + sql;
+  return "WITH skiff_mark AS (INSERT INTO skiff_commit_marks(instance, seq) VALUES ($" +
+         std::to_string(params + 1) + "::text, $" + std::to_string(params + 2) +
+         "::bigint) ON CONFLICT (instance) DO UPDATE SET seq = excluded.seq, at = now()) " + sql;
 }
 
 // Prepares `sql` as `name` and, marked, as `name` + "+m".
@@ -145,40 +140,74 @@ void PrepareWrite(pqxx::connection& conn, const std::string& name, const std::st
 
 // A whole batch in one statement, so a batch needs no BEGIN and COMMIT of
 // its own: the documents' net puts ($1-$3) and deletes ($4, $5), the change
-// log ($6-$10), the devices' sequences ($11-$13), and, when `counted`, the
-// cluster's sync counter ($14). Each part is a data-modifying CTE over
+// log ($6-$10), the devices' sequences ($11-$13), then what `kind` adds, then
+// the commit mark (instance, seq). Each part is a data-modifying CTE over
 // unnest() arrays (an empty array writes nothing). The synced rows are
 // derived from the log rows the statement inserts, the last change to
 // each row winning, so a value crosses the wire once. The parts touch
 // disjoint rows (documents and changes are folded to one per key first),
-// which one statement requires.
-constexpr int kWriteAllParams = 13;
-std::string WriteAllSql(bool counted) {
-  std::string sql =
-      "WITH put_docs AS (INSERT INTO skiff_documents(tbl, key, value) "
-      "SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) "
-      "ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value), "
-      "delete_docs AS (DELETE FROM skiff_documents d "
-      "USING unnest($4::text[], $5::text[]) AS x(tbl, key) "
-      "WHERE d.tbl = x.tbl COLLATE \"C\" AND d.key = x.key COLLATE \"C\"), "
-      "log AS (INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) "
-      "SELECT * FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[]) "
-      "RETURNING sync_id, grp, tbl, key, value), "
-      "latest AS (SELECT DISTINCT ON (grp, tbl, key) grp, tbl, key, value, sync_id FROM log "
-      "ORDER BY grp, tbl, key, sync_id DESC), "
-      "put_rows AS (INSERT INTO skiff_sync_rows(grp, tbl, key, value, sync_id) "
-      "SELECT grp, tbl, key, value, sync_id FROM latest WHERE value IS NOT NULL "
-      "ON CONFLICT (grp, tbl, key) DO UPDATE SET value = excluded.value, "
-      "sync_id = excluded.sync_id), "
-      "delete_rows AS (DELETE FROM skiff_sync_rows r USING latest x WHERE x.value IS NULL "
-      "AND r.grp = x.grp AND r.tbl = x.tbl AND r.key = x.key), "
-      "devices AS (INSERT INTO skiff_devices(device, usr, last_seq) "
-      "SELECT * FROM unnest($11::text[], $12::text[], $13::bigint[]) "
-      "ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq) ";
-  if (counted) {
-    sql += ", counter AS (UPDATE skiff_sync_counter SET last_id = $14 WHERE id = 1) ";
+// which one statement requires. The statement returns one boolean: false
+// when a fence did not hold and nothing was written.
+enum class WriteAllKind {
+  kPlain,
+  // Also sets the cluster's sync counter ($14).
+  kCounted,
+  // Cluster mode's fencing: partitions ($14), owners ($15) and epochs
+  // ($16) of the batch's distinct fences, and their count ($17). Every
+  // part, the mark too, writes only when each of them is still owned at
+  // its epoch. The partition rows are locked FOR KEY SHARE before anything
+  // is written (each part's condition is evaluated before its first row)
+  // and stay locked until the statement commits, so a claim, which locks
+  // them FOR UPDATE, waits for this write and cannot slip in between.
+  kFenced,
+};
+std::string WriteAllSql(WriteAllKind kind) {
+  std::string with = "WITH ";
+  std::string where, and_held, counter;
+  int next = 14;
+  if (kind == WriteAllKind::kFenced) {
+    with +=
+        "fence AS (SELECT p.partition FROM skiff_partitions p JOIN unnest($14::int[], "
+        "$15::bigint[], $16::bigint[]) AS f(partition, owner, epoch) ON p.partition = "
+        "f.partition AND p.owner = f.owner AND p.epoch = f.epoch FOR KEY SHARE OF p), "
+        "held AS (SELECT count(*) = $17::bigint AS ok FROM fence), ";
+    where = " WHERE (SELECT ok FROM held)";
+    and_held = " AND (SELECT ok FROM held)";
+    next = 18;
+  } else if (kind == WriteAllKind::kCounted) {
+    counter = ", counter AS (UPDATE skiff_sync_counter SET last_id = $14 WHERE id = 1)";
+    next = 15;
   }
-  return sql + "SELECT 1";
+  return with +
+         "put_docs AS (INSERT INTO skiff_documents(tbl, key, value) "
+         "SELECT * FROM unnest($1::text[], $2::text[], $3::text[])" +
+         where +
+         " ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value), "
+         "delete_docs AS (DELETE FROM skiff_documents d "
+         "USING unnest($4::text[], $5::text[]) AS x(tbl, key) "
+         "WHERE d.tbl = x.tbl COLLATE \"C\" AND d.key = x.key COLLATE \"C\"" +
+         and_held +
+         "), "
+         "log AS (INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) "
+         "SELECT * FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[])" +
+         where +
+         " RETURNING sync_id, grp, tbl, key, value), "
+         "latest AS (SELECT DISTINCT ON (grp, tbl, key) grp, tbl, key, value, sync_id FROM log "
+         "ORDER BY grp, tbl, key, sync_id DESC), "
+         "put_rows AS (INSERT INTO skiff_sync_rows(grp, tbl, key, value, sync_id) "
+         "SELECT grp, tbl, key, value, sync_id FROM latest WHERE value IS NOT NULL "
+         "ON CONFLICT (grp, tbl, key) DO UPDATE SET value = excluded.value, "
+         "sync_id = excluded.sync_id), "
+         "delete_rows AS (DELETE FROM skiff_sync_rows r USING latest x WHERE x.value IS NULL "
+         "AND r.grp = x.grp AND r.tbl = x.tbl AND r.key = x.key), "
+         "devices AS (INSERT INTO skiff_devices(device, usr, last_seq) "
+         "SELECT * FROM unnest($11::text[], $12::text[], $13::bigint[])" +
+         where +
+         " ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq), "
+         "skiff_mark AS (INSERT INTO skiff_commit_marks(instance, seq) SELECT $" +
+         std::to_string(next) + "::text, $" + std::to_string(next + 1) + "::bigint" + where +
+         " ON CONFLICT (instance) DO UPDATE SET seq = excluded.seq, at = now())" + counter +
+         (kind == WriteAllKind::kFenced ? " SELECT ok FROM held" : " SELECT true");
 }
 
 void PrepareStatements(pqxx::connection& conn) {
@@ -188,9 +217,10 @@ void PrepareStatements(pqxx::connection& conn) {
                "ON CONFLICT (tbl, key) DO UPDATE SET value = excluded.value",
                3);
   PrepareWrite(conn, "delete", "DELETE FROM skiff_documents WHERE tbl = $1 AND key = $2", 2);
-  PrepareWrite(conn, "write_all", WriteAllSql(false), kWriteAllParams);
-  // Cluster sync commits write only marked, and set the counter.
-  conn.prepare("write_all_counted+m", Marked(WriteAllSql(true), kWriteAllParams + 1));
+  // Every batch carries its commit mark (see above), so only marked forms.
+  conn.prepare("write_all+m", WriteAllSql(WriteAllKind::kPlain));
+  conn.prepare("write_all_counted+m", WriteAllSql(WriteAllKind::kCounted));
+  conn.prepare("write_all_fenced+m", WriteAllSql(WriteAllKind::kFenced));
   conn.prepare("commit_mark", "SELECT seq FROM skiff_commit_marks WHERE instance = $1");
   conn.prepare("last_sync_id", "SELECT COALESCE(MAX(sync_id), 0) FROM skiff_changes");
   conn.prepare("last_by_group", "SELECT grp, MAX(sync_id) FROM skiff_changes GROUP BY grp");
@@ -344,42 +374,33 @@ class PostgresStore final : public Store {
             }
           },
           &lost);
-    } else if (batch.fences().empty()) {  // one statement, its own transaction
+    } else {  // one statement, its own transaction
       const WriteAllArgs args = WriteAllArgs::Of(batch);
       s = RunLocked(
           [&](pqxx::connection& conn) {
             pqxx::nontransaction tx(conn);
             Count(1);
             commit_sent = true;
-            ExecWriteAll(tx, "write_all+m", args, instance_, mark_text);
-          },
-          &lost);
-    } else {  // cluster mode: the fences are checked and held first
-      const WriteAllArgs args = WriteAllArgs::Of(batch);
-      s = RunLocked(
-          [&](pqxx::connection& conn) {
-            pqxx::work tx(conn);
-            Count(2);  // BEGIN, the fences
-            if (!FenceHolds(tx, batch.fences())) {
-              fenced_out = true;
-              throw std::runtime_error("fenced out");
+            if (batch.fences().empty()) {
+              ExecWriteAll(tx, "write_all+m", args, instance_, mark_text);
+              return;
             }
-            Count(1);
-            ExecWriteAll(tx, "write_all+m", args, instance_, mark_text);
-            Count(1);  // COMMIT
-            commit_sent = true;
-            tx.commit();
+            const FenceArgs fences = FenceArgs::Of(batch.fences());
+            pqxx::result r =
+                ExecWriteAll(tx, "write_all_fenced+m", args, fences.partitions, fences.owners,
+                             fences.epochs, fences.count, instance_, mark_text);
+            fenced_out = !r[0][0].as<bool>();
           },
           &lost);
+    }
+    if (fenced_out) {  // the statement ran and wrote nothing
+      return Unavailable(
+          "this instance no longer owns a partition of this write (another instance took it "
+          "over); nothing was written");
     }
     if (s.ok()) {
       transactions_.fetch_add(1, std::memory_order_relaxed);
       return s;
-    }
-    if (fenced_out) {
-      return Unavailable(
-          "this instance no longer owns a partition of this write (another instance took it "
-          "over); nothing was written");
     }
     // Lost before the commit was sent: the server never got a COMMIT (or
     // the statement), so the transaction cannot have committed.
@@ -581,28 +602,25 @@ class PostgresStore final : public Store {
  private:
   void Count(uint64_t n) { statements_.fetch_add(n, std::memory_order_relaxed); }
 
-  // Cluster mode's fencing: true when every partition of `fences` is still
-  // owned at the epoch the batch was admitted under. The rows stay locked
-  // FOR KEY SHARE until the commit, so a claim (which locks them FOR
-  // UPDATE) waits for this transaction and cannot slip in between.
-  static bool FenceHolds(pqxx::work& tx, const std::vector<WriteBatch::Fence>& fences) {
-    std::set<std::tuple<uint32_t, uint64_t, uint64_t>> distinct;
-    for (const WriteBatch::Fence& f : fences) distinct.emplace(f.partition, f.owner, f.epoch);
-    std::vector<std::string> partitions, owners, epochs;
-    for (const auto& [partition, owner, epoch] : distinct) {
-      partitions.push_back(std::to_string(partition));
-      owners.push_back(std::to_string(owner));
-      epochs.push_back(std::to_string(epoch));
+  // The parameters of write_all_fenced for a batch's fences: each distinct
+  // (partition, owner, epoch) once. Two epochs of one partition cannot both
+  // hold, so a mix fails too.
+  struct FenceArgs {
+    std::string partitions, owners, epochs, count;
+
+    static FenceArgs Of(const std::vector<WriteBatch::Fence>& fences) {
+      std::set<std::tuple<uint32_t, uint64_t, uint64_t>> distinct;
+      for (const WriteBatch::Fence& f : fences) distinct.emplace(f.partition, f.owner, f.epoch);
+      std::vector<std::string> partitions, owners, epochs;
+      for (const auto& [partition, owner, epoch] : distinct) {
+        partitions.push_back(std::to_string(partition));
+        owners.push_back(std::to_string(owner));
+        epochs.push_back(std::to_string(epoch));
+      }
+      return {PgArrayOf(partitions, Sv), PgArrayOf(owners, Sv), PgArrayOf(epochs, Sv),
+              std::to_string(distinct.size())};
     }
-    // One row per entry that holds; two epochs of one partition cannot
-    // both hold, so a mix fails too.
-    pqxx::result r = tx.exec_params(
-        "SELECT p.partition FROM skiff_partitions p JOIN unnest($1::int[], $2::bigint[], "
-        "$3::bigint[]) AS f(partition, owner, epoch) ON p.partition = f.partition AND p.owner = "
-        "f.owner AND p.epoch = f.epoch FOR KEY SHARE OF p",
-        PgArrayOf(partitions, Sv), PgArrayOf(owners, Sv), PgArrayOf(epochs, Sv));
-    return r.size() == distinct.size();
-  }
+  };
 
   // A batch CommitSync may write: valid, no document ops, and changes
   // numbered on from the counter without a gap.
@@ -658,10 +676,11 @@ class PostgresStore final : public Store {
 
   // Sends write_all (or its variant `name`) with `a`, then `extra`.
   template <typename Tx, typename... Extra>
-  static void ExecWriteAll(Tx& tx, const char* name, const WriteAllArgs& a, Extra&&... extra) {
-    tx.exec_prepared(name, a.put_tables, a.put_keys, a.put_values, a.delete_tables, a.delete_keys,
-                     a.sync_ids, a.groups, a.tables, a.keys, a.values, a.devices, a.users, a.seqs,
-                     std::forward<Extra>(extra)...);
+  static pqxx::result ExecWriteAll(Tx& tx, const char* name, const WriteAllArgs& a,
+                                   Extra&&... extra) {
+    return tx.exec_prepared(name, a.put_tables, a.put_keys, a.put_values, a.delete_tables,
+                            a.delete_keys, a.sync_ids, a.groups, a.tables, a.keys, a.values,
+                            a.devices, a.users, a.seqs, std::forward<Extra>(extra)...);
   }
 
   // After a connection was lost with write `mark`'s commit sent: reconnects

@@ -1,6 +1,6 @@
 // Cluster mode's fencing at the store: a batch carrying fences commits only
 // if every partition it names is still owned at the epoch given, checked in
-// the same transaction; otherwise nothing of it is applied. The partition
+// the statement that writes it; otherwise nothing of it is applied. The partition
 // table is the one the cluster instances keep (src/server/cluster/
 // ownership.cc), created here by hand.
 #include <string>
@@ -64,6 +64,40 @@ TEST_F(FenceTest, TakenOverOwnerCommitsNothing) {
   newer.Put("notes", "a", "x");
   newer.AddFence({7, 2, 6});
   EXPECT_STATUS(fixture_->store().Write(newer), kUnavailable);
+}
+
+// Every part of the batch's one statement is fenced: a delete, a sync change
+// with its synced row, a device's sequence, and the commit mark (a lost
+// connection's check must find the write not applied).
+TEST_F(FenceTest, AFencedOutBatchWritesNoPartNorItsCommitMark) {
+  if (!fixture_) return;
+  ASSERT_OK(fixture_->store().Put("notes", "kept", "1"));
+  auto marks = [&] {
+    pqxx::connection conn(fixture_->url());
+    pqxx::nontransaction tx(conn);
+    std::string all;
+    for (const auto& row : tx.exec("SELECT instance, seq FROM skiff_commit_marks ORDER BY 1")) {
+      all += row[0].c_str() + std::string("=") + row[1].c_str() + ";";
+    }
+    return all;
+  };
+  const std::string before = marks();
+  ASSERT_FALSE(before.empty());  // the Put above wrote this store's mark
+  WriteBatch b;
+  b.Delete("notes", "kept");
+  b.Put("notes", "new", "1");
+  b.AppendChange({1, "team", "tasks", "t", "1"});
+  b.SetDeviceSeq({"phone", "ann", 1});
+  b.AddFence({7, 1, 4});
+  EXPECT_STATUS(fixture_->store().Write(b), kUnavailable);
+  EXPECT_EQ(*fixture_->store().Get("notes", "kept"), "1");
+  EXPECT_EQ(*fixture_->store().Get("notes", "new"), std::nullopt);
+  EXPECT_EQ(*fixture_->store().LastSyncId(), 0u);
+  auto rows = fixture_->store().ScanSyncRows({"team"}, {}, 10);
+  ASSERT_OK(rows);
+  EXPECT_TRUE(rows->rows.empty());
+  EXPECT_EQ(*fixture_->store().GetDevice("phone"), std::nullopt);
+  EXPECT_EQ(marks(), before);
 }
 
 TEST_F(FenceTest, TwoEpochsOfOnePartitionCannotBothHold) {
