@@ -42,4 +42,24 @@ RateSearch FindSustainableRate(const std::function<RunResult(double rate)>& prob
   return search;
 }
 
+void ConfirmSustainableRate(const std::function<RunResult(double rate)>& run, double p99_bound_us,
+                            int tries, RateSearch* search) {
+  double rate = search->sustainable;
+  search->sustainable = 0;
+  search->confirmed = false;
+  if (rate <= 0) return;
+  for (int i = 0; i < tries; ++i, rate *= 0.75) {
+    const RunResult r = run(rate);
+    ++search->confirmation_runs;
+    search->mismatches += r.errors_of(ErrorKind::kMismatch);
+    if (search->first_error.empty()) search->first_error = r.first_error;
+    search->probes.push_back(Judge(rate, r, p99_bound_us));
+    if (search->probes.back().held) {
+      search->sustainable = rate;
+      search->confirmed = true;
+      return;
+    }
+  }
+}
+
 }  // namespace skiff::bench

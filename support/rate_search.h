@@ -8,6 +8,11 @@
 // `steps` times: a probe at the middle that holds moves the lower end up,
 // one that does not moves the upper end down. The answer is the highest
 // rate that held (0 when none did), known to within capacity / 2^steps.
+//
+// A short probe that held is not yet a sustained rate: a backlog that grows
+// slowly (a committer falling behind) may show only in a later run.
+// ConfirmSustainableRate runs the answer again, and steps down when that
+// run does not hold.
 #ifndef SKIFF_SUPPORT_RATE_SEARCH_H_
 #define SKIFF_SUPPORT_RATE_SEARCH_H_
 
@@ -31,6 +36,10 @@ struct RateProbe {
 struct RateSearch {
   double capacity = 0;     // the closed loop's replies per second
   double sustainable = 0;  // the highest target that held; 0 when none did
+  // Set by ConfirmSustainableRate: runs made, and whether `sustainable` is
+  // a rate one of them held (otherwise it is 0).
+  int confirmation_runs = 0;
+  bool confirmed = false;
   std::vector<RateProbe> probes;
   uint64_t mismatches = 0;  // wrong answers in any probe (fail the case)
   std::string first_error;
@@ -40,6 +49,13 @@ struct RateSearch {
 // the driver measured.
 RateSearch FindSustainableRate(const std::function<RunResult(double rate)>& probe,
                                double p99_bound_us, int steps);
+
+// Runs `run(rate)` at search->sustainable; while a run does not hold, again
+// at 3/4 of the last rate, `tries` runs at most. Leaves in `sustainable` the
+// rate of the run that held, or 0 when none did (or the search found none,
+// in which case nothing runs). The runs are appended to `probes`.
+void ConfirmSustainableRate(const std::function<RunResult(double rate)>& run, double p99_bound_us,
+                            int tries, RateSearch* search);
 
 }  // namespace skiff::bench
 
