@@ -14,18 +14,22 @@ RateProbe Judge(double target, const RunResult& run, double p99_bound_us) {
   return p;
 }
 
+// Runs `run` at `rate`, adds its judgement to `search` and returns it.
+const RateProbe& Record(const std::function<RunResult(double rate)>& run, double rate,
+                        double p99_bound_us, RateSearch* search) {
+  const RunResult r = run(rate);
+  search->mismatches += r.errors_of(ErrorKind::kMismatch);
+  if (search->first_error.empty()) search->first_error = r.first_error;
+  search->probes.push_back(Judge(rate, r, p99_bound_us));
+  return search->probes.back();
+}
+
 }  // namespace
 
 RateSearch FindSustainableRate(const std::function<RunResult(double rate)>& probe,
                                double p99_bound_us, int steps) {
   RateSearch search;
-  auto run = [&](double rate) {
-    const RunResult r = probe(rate);
-    search.mismatches += r.errors_of(ErrorKind::kMismatch);
-    if (search.first_error.empty()) search.first_error = r.first_error;
-    search.probes.push_back(Judge(rate, r, p99_bound_us));
-    return search.probes.back();
-  };
+  auto run = [&](double rate) { return Record(probe, rate, p99_bound_us, &search); };
   const RateProbe closed = run(0);
   if (closed.errors > 0 || closed.achieved <= 0) return search;
   search.capacity = closed.achieved;
@@ -49,12 +53,8 @@ void ConfirmSustainableRate(const std::function<RunResult(double rate)>& run, do
   search->confirmed = false;
   if (rate <= 0) return;
   for (int i = 0; i < tries; ++i, rate *= 0.75) {
-    const RunResult r = run(rate);
     ++search->confirmation_runs;
-    search->mismatches += r.errors_of(ErrorKind::kMismatch);
-    if (search->first_error.empty()) search->first_error = r.first_error;
-    search->probes.push_back(Judge(rate, r, p99_bound_us));
-    if (search->probes.back().held) {
+    if (Record(run, rate, p99_bound_us, search).held) {
       search->sustainable = rate;
       search->confirmed = true;
       return;

@@ -123,12 +123,18 @@ constexpr int kSchemaStatements = 11;  // the statements in kSchema, for the cou
 constexpr int kGuardClass = 7283515;
 constexpr const char* kGuardKey = "hashtext(current_database() || '/' || current_schema())";
 
-// The CTE that writes the commit mark, put in front of a write statement
-// that has `params` parameters of its own.
+// The CTE that writes the commit mark: (instance, seq) are parameters
+// `first` and `first` + 1; `where` may make the write conditional.
+std::string MarkCte(int first, const std::string& where = "") {
+  return "skiff_mark AS (INSERT INTO skiff_commit_marks(instance, seq) SELECT $" +
+         std::to_string(first) + "::text, $" + std::to_string(first + 1) + "::bigint" + where +
+         " ON CONFLICT (instance) DO UPDATE SET seq = excluded.seq, at = now())";
+}
+
+// `sql`, a write statement with `params` parameters of its own, with the
+// commit mark's CTE in front.
 std::string Marked(const std::string& sql, int params) {
-  return "WITH skiff_mark AS (INSERT INTO skiff_commit_marks(instance, seq) VALUES ($" +
-         std::to_string(params + 1) + "::text, $" + std::to_string(params + 2) +
-         "::bigint) ON CONFLICT (instance) DO UPDATE SET seq = excluded.seq, at = now()) " + sql;
+  return "WITH " + MarkCte(params + 1) + " " + sql;
 }
 
 // Prepares `sql` as `name` and, marked, as `name` + "+m".
@@ -203,10 +209,8 @@ std::string WriteAllSql(WriteAllKind kind) {
          "devices AS (INSERT INTO skiff_devices(device, usr, last_seq) "
          "SELECT * FROM unnest($11::text[], $12::text[], $13::bigint[])" +
          where +
-         " ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq), "
-         "skiff_mark AS (INSERT INTO skiff_commit_marks(instance, seq) SELECT $" +
-         std::to_string(next) + "::text, $" + std::to_string(next + 1) + "::bigint" + where +
-         " ON CONFLICT (instance) DO UPDATE SET seq = excluded.seq, at = now())" + counter +
+         " ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq), " +
+         MarkCte(next, where) + counter +
          (kind == WriteAllKind::kFenced ? " SELECT ok FROM held" : " SELECT true");
 }
 
