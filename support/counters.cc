@@ -11,7 +11,7 @@ namespace {
 // a process-wide registry is the simplest owner for that.
 struct Registry {
   std::mutex mu;
-  std::map<std::string, CounterKind> kinds;  // GUARDED_BY(mu)
+  std::map<std::string, CounterKind> kinds;  // SKIFF_GUARDED_BY(mu)
 };
 
 Registry& GetRegistry() {

@@ -70,9 +70,9 @@ class HostileLoad {
   std::atomic<bool> stop_{false};
   mutable Mutex mu_;
   CondVar in_place_cv_;
-  bool in_place_ GUARDED_BY(mu_) = false;
-  std::string error_ GUARDED_BY(mu_);
-  HostileCounters counters_ GUARDED_BY(mu_);
+  bool in_place_ SKIFF_GUARDED_BY(mu_) = false;
+  std::string error_ SKIFF_GUARDED_BY(mu_);
+  HostileCounters counters_ SKIFF_GUARDED_BY(mu_);
 };
 
 }  // namespace skiff::bench

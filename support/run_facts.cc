@@ -8,7 +8,7 @@ namespace {
 
 struct Registry {
   std::mutex mu;
-  std::map<std::string, std::string> facts;  // GUARDED_BY(mu)
+  std::map<std::string, std::string> facts;  // SKIFF_GUARDED_BY(mu)
 };
 
 Registry& Get() {

@@ -21,7 +21,7 @@ SuiteOptions& Mutable() {
 
 struct SkipList {
   std::mutex mu;
-  std::map<std::string, bool> names;  // name -> used; GUARDED_BY(mu)
+  std::map<std::string, bool> names;  // name -> used; SKIFF_GUARDED_BY(mu)
 };
 
 SkipList& Skips() {

@@ -6,7 +6,7 @@
 # The image is FROM scratch and holds exactly the shared libraries its binary
 # needs, so every library linked statically here is one less file in it:
 #   - Debian's .a archives where Debian ships one (SQLite, libsodium, zstd,
-#     libpqxx, libpq, OpenSSL), plus libstdc++ and libgcc;
+#     libpqxx, libpq, OpenSSL, Abseil), plus libstdc++ and libgcc;
 #   - toml++ header-only (Debian's libtomlplusplus.so would bring
 #     libstdc++.so back);
 #   - skiffd and the skiff CLI as one executable (skiff_image, see
@@ -87,6 +87,28 @@ function(_skiff_image_link_libpq)
                OpenSSL::SSL OpenSSL::Crypto ${kerberos_ldap})
 endfunction()
 
+# Debian's Abseil package imports its shared libraries only, with each
+# one's .a beside it: the targets are pointed at the archives instead.
+function(_skiff_image_link_absl)
+  get_directory_property(targets DIRECTORY "${PROJECT_SOURCE_DIR}" IMPORTED_TARGETS)
+  list(FILTER targets INCLUDE REGEX "^absl::")
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    if(NOT type STREQUAL "SHARED_LIBRARY")
+      continue()
+    endif()
+    get_target_property(configurations ${target} IMPORTED_CONFIGURATIONS)
+    foreach(configuration IN LISTS configurations)
+      get_target_property(location ${target} IMPORTED_LOCATION_${configuration})
+      string(REGEX REPLACE "\\.so[.0-9]*$" ".a" archive "${location}")
+      if(NOT EXISTS "${archive}")
+        message(FATAL_ERROR "no static archive for ${target} (${location})")
+      endif()
+      set_target_properties(${target} PROPERTIES IMPORTED_LOCATION_${configuration} "${archive}")
+    endforeach()
+  endforeach()
+endfunction()
+
 # skiff_image: the sources of skiffd and of skiff, each compiled with its
 # main() renamed, and multicall_main.cc choosing one by the name it was
 # started under. Read from the real targets, so a source added to either
@@ -94,6 +116,7 @@ endfunction()
 function(_skiff_image_add_multicall)
   if(SKIFF_IMAGE_STATIC)
     _skiff_image_link_libpq()
+    _skiff_image_link_absl()
   endif()
   # Imported targets found in a subdirectory (src/cmd finds CLI11) are not
   # seen from here, where this deferred call runs.

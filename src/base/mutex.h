@@ -3,7 +3,7 @@
 //
 // The standard types cost nothing extra here: each wrapper holds exactly the
 // standard object and forwards inline. Members a Mutex protects are declared
-// GUARDED_BY it, and the build with -Wthread-safety (the `thread-safety`
+// SKIFF_GUARDED_BY it, and the build with -Wthread-safety (the `thread-safety`
 // preset) fails when one is touched without it. Thread-safe, as the types
 // they wrap.
 #ifndef SKIFF_BASE_MUTEX_H_
@@ -20,17 +20,17 @@ namespace skiff {
 class CondVar;
 
 // A non-recursive exclusive lock. Prefer MutexLock to calling Lock/Unlock.
-class CAPABILITY("mutex") Mutex {
+class SKIFF_CAPABILITY("mutex") Mutex {
  public:
   Mutex() = default;
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
-  void Lock() ACQUIRE() { mu_.lock(); }
-  void Unlock() RELEASE() { mu_.unlock(); }
+  void Lock() SKIFF_ACQUIRE() { mu_.lock(); }
+  void Unlock() SKIFF_RELEASE() { mu_.unlock(); }
   // Tells the analysis the caller holds the lock where it cannot see it; no
   // run-time check (std::mutex does not know its owner).
-  void AssertHeld() const ASSERT_CAPABILITY(this) {}
+  void AssertHeld() const SKIFF_ASSERT_CAPABILITY(this) {}
 
  private:
   friend class CondVar;
@@ -40,20 +40,20 @@ class CAPABILITY("mutex") Mutex {
 // Holds a Mutex from construction to destruction. Unlock() and Lock() give it
 // up for a stretch in the middle (a store call made without the lock); the
 // destructor releases it only if held.
-class SCOPED_CAPABILITY MutexLock {
+class SKIFF_SCOPED_CAPABILITY MutexLock {
  public:
-  explicit MutexLock(Mutex* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
-  ~MutexLock() RELEASE() {
+  explicit MutexLock(Mutex* mu) SKIFF_ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
+  ~MutexLock() SKIFF_RELEASE() {
     if (held_) mu_->Unlock();
   }
   MutexLock(const MutexLock&) = delete;
   MutexLock& operator=(const MutexLock&) = delete;
 
-  void Unlock() RELEASE() {
+  void Unlock() SKIFF_RELEASE() {
     mu_->Unlock();
     held_ = false;
   }
-  void Lock() ACQUIRE() {
+  void Lock() SKIFF_ACQUIRE() {
     mu_->Lock();
     held_ = true;
   }
@@ -77,14 +77,14 @@ class CondVar {
 
   // Releases `mu` while blocked and holds it again on return, which may be
   // spurious.
-  void Wait(Mutex& mu) REQUIRES(mu) {
+  void Wait(Mutex& mu) SKIFF_REQUIRES(mu) {
     std::unique_lock<std::mutex> lock(mu.mu_, std::adopt_lock);
     cv_.wait(lock);
     lock.release();  // the caller still owns the lock
   }
   // As Wait, and also returns at `deadline`. True if it returned before it
   // (woken, perhaps spuriously), false at the deadline.
-  bool WaitUntil(Mutex& mu, Clock::time_point deadline) REQUIRES(mu) {
+  bool WaitUntil(Mutex& mu, Clock::time_point deadline) SKIFF_REQUIRES(mu) {
     std::unique_lock<std::mutex> lock(mu.mu_, std::adopt_lock);
     const bool woken = cv_.wait_until(lock, deadline) == std::cv_status::no_timeout;
     lock.release();
@@ -92,7 +92,7 @@ class CondVar {
   }
   // WaitUntil(now + timeout).
   template <typename Rep, typename Period>
-  bool WaitFor(Mutex& mu, std::chrono::duration<Rep, Period> timeout) REQUIRES(mu) {
+  bool WaitFor(Mutex& mu, std::chrono::duration<Rep, Period> timeout) SKIFF_REQUIRES(mu) {
     return WaitUntil(mu, Clock::now() + timeout);
   }
 

@@ -213,7 +213,7 @@ class Device::Impl {
   }
 
  private:
-  DeviceCounters CountersLocked() const REQUIRES(mu_) {
+  DeviceCounters CountersLocked() const SKIFF_REQUIRES(mu_) {
     DeviceCounters c = counters_;
     Add(c, wire_done_);
     if (client_) Add(c, client_->wire_counters());
@@ -433,9 +433,10 @@ class Device::Impl {
 
   // Applies server rows under the pending outbox: a row with a local write
   // in flight keeps the local value (the outbox is re-applied on top).
-  Status ApplyLocked(std::vector<RowWrite> writes, const SyncPosition& position) REQUIRES(mu_) {
-    std::erase_if(writes,
-                  [&](const RowWrite& w) REQUIRES(mu_) { return pending_.count(w.name) > 0; });
+  Status ApplyLocked(std::vector<RowWrite> writes, const SyncPosition& position)
+      SKIFF_REQUIRES(mu_) {
+    std::erase_if(
+        writes, [&](const RowWrite& w) SKIFF_REQUIRES(mu_) { return pending_.count(w.name) > 0; });
     SKIFF_RETURN_IF_ERROR(storage_.ApplyRemote(writes, position));
     for (const RowWrite& w : writes) {
       if (w.value) {
@@ -507,23 +508,23 @@ class Device::Impl {
 
   mutable Mutex mu_;
   CondVar cv_;
-  internal::RowTable rows_ GUARDED_BY(mu_);
-  std::deque<OutboxEntry> outbox_ GUARDED_BY(mu_);
-  std::map<RowName, size_t> pending_ GUARDED_BY(mu_);  // outbox entries per row
-  SyncPosition position_ GUARDED_BY(mu_);
-  uint64_t last_seq_ GUARDED_BY(mu_) = 0;
-  SyncState state_ GUARDED_BY(mu_) = SyncState::kOffline;
-  Status last_error_ GUARDED_BY(mu_);
-  DeviceCounters counters_ GUARDED_BY(mu_);
-  DeviceCounters synced_counters_ GUARDED_BY(mu_);
-  WireCounters wire_done_ GUARDED_BY(mu_);  // of clients dropped
-  bool stopping_ GUARDED_BY(mu_) = false;
-  bool poked_ GUARDED_BY(mu_) = false;  // a write or a sync request
-  uint64_t rounds_started_ GUARDED_BY(mu_) = 0;
-  uint64_t round_ GUARDED_BY(mu_) = 0;         // the current round
-  uint64_t synced_round_ GUARDED_BY(mu_) = 0;  // last round that got up to date
-  size_t push_limit_ GUARDED_BY(mu_) = 0;
-  std::shared_ptr<WaitSlot> wait_slot_ GUARDED_BY(mu_);  // the wait in flight
+  internal::RowTable rows_ SKIFF_GUARDED_BY(mu_);
+  std::deque<OutboxEntry> outbox_ SKIFF_GUARDED_BY(mu_);
+  std::map<RowName, size_t> pending_ SKIFF_GUARDED_BY(mu_);  // outbox entries per row
+  SyncPosition position_ SKIFF_GUARDED_BY(mu_);
+  uint64_t last_seq_ SKIFF_GUARDED_BY(mu_) = 0;
+  SyncState state_ SKIFF_GUARDED_BY(mu_) = SyncState::kOffline;
+  Status last_error_ SKIFF_GUARDED_BY(mu_);
+  DeviceCounters counters_ SKIFF_GUARDED_BY(mu_);
+  DeviceCounters synced_counters_ SKIFF_GUARDED_BY(mu_);
+  WireCounters wire_done_ SKIFF_GUARDED_BY(mu_);  // of clients dropped
+  bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
+  bool poked_ SKIFF_GUARDED_BY(mu_) = false;  // a write or a sync request
+  uint64_t rounds_started_ SKIFF_GUARDED_BY(mu_) = 0;
+  uint64_t round_ SKIFF_GUARDED_BY(mu_) = 0;         // the current round
+  uint64_t synced_round_ SKIFF_GUARDED_BY(mu_) = 0;  // last round that got up to date
+  size_t push_limit_ SKIFF_GUARDED_BY(mu_) = 0;
+  std::shared_ptr<WaitSlot> wait_slot_ SKIFF_GUARDED_BY(mu_);  // the wait in flight
   // Written by the loop thread under mu_; the loop reads it without the lock.
   // Shared so Close can shut it down (failing a request in flight at once)
   // while the loop thread may be dropping it.

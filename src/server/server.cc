@@ -193,8 +193,8 @@ class Server::Impl {
   std::unique_ptr<cluster::Ownership> ownership_;
   std::unique_ptr<internal::Listener> listener_;
   Mutex stop_mu_;
-  bool stopped_ GUARDED_BY(stop_mu_) = false;
-  Status stop_status_ GUARDED_BY(stop_mu_);
+  bool stopped_ SKIFF_GUARDED_BY(stop_mu_) = false;
+  Status stop_status_ SKIFF_GUARDED_BY(stop_mu_);
 };
 
 Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, store::Store& store,

@@ -144,13 +144,13 @@ class MemoryStore final : public Store {
     return std::find(groups.begin(), groups.end(), group) != groups.end();
   }
 
-  std::map<std::string, Rows, std::less<>> tables_ GUARDED_BY(mu_);
-  std::vector<Change> changes_ GUARDED_BY(mu_);
-  std::map<RowKey, SyncRow> sync_rows_ GUARDED_BY(mu_);
-  std::map<std::string, DeviceSeq, std::less<>> devices_ GUARDED_BY(mu_);
-  std::set<uint64_t> logged_ids_ GUARDED_BY(mu_);
-  uint64_t last_sync_id_ GUARDED_BY(mu_) = 0;
-  StoreCounters counters_ GUARDED_BY(mu_);
+  std::map<std::string, Rows, std::less<>> tables_ SKIFF_GUARDED_BY(mu_);
+  std::vector<Change> changes_ SKIFF_GUARDED_BY(mu_);
+  std::map<RowKey, SyncRow> sync_rows_ SKIFF_GUARDED_BY(mu_);
+  std::map<std::string, DeviceSeq, std::less<>> devices_ SKIFF_GUARDED_BY(mu_);
+  std::set<uint64_t> logged_ids_ SKIFF_GUARDED_BY(mu_);
+  uint64_t last_sync_id_ SKIFF_GUARDED_BY(mu_) = 0;
+  StoreCounters counters_ SKIFF_GUARDED_BY(mu_);
 };
 
 }  // namespace

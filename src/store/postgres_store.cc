@@ -690,7 +690,7 @@ class PostgresStore final : public Store {
   // After a connection was lost with write `mark`'s commit sent: reconnects
   // (EnsureConnected waits for the old backend to end) and reads this
   // store's mark. `cause` is the error the write met.
-  Status CheckCommit(uint64_t mark, const Status& cause) REQUIRES(mu_) {
+  Status CheckCommit(uint64_t mark, const Status& cause) SKIFF_REQUIRES(mu_) {
     const auto give_up = std::chrono::steady_clock::now() + options_.call_timeout;
     Status connected;
     for (;;) {
@@ -748,7 +748,7 @@ class PostgresStore final : public Store {
   // Opens the connection when there is none: deadlines, schema, statements,
   // the end of the previous backend, the instance lock. unavailable when any
   // of it fails, the lock included.
-  Status EnsureConnected() REQUIRES(mu_) {
+  Status EnsureConnected() SKIFF_REQUIRES(mu_) {
     if (conn_ && conn_->is_open()) return Status::Ok();
     Drop();
     std::unique_ptr<pqxx::connection> conn;
@@ -866,13 +866,13 @@ class PostgresStore final : public Store {
   }
 
   // Forgets the connection; the next call opens a new one.
-  void Drop() REQUIRES(mu_) { conn_.reset(); }
+  void Drop() SKIFF_REQUIRES(mu_) { conn_.reset(); }
 
   // Runs `body` on the open connection under the call deadline; library
   // exceptions become a Status. Sets *lost when the connection was lost or
   // timed out (and is dropped).
   template <typename Body>
-  Status RunLocked(Body&& body, bool* lost = nullptr) REQUIRES(mu_) {
+  Status RunLocked(Body&& body, bool* lost = nullptr) SKIFF_REQUIRES(mu_) {
     SKIFF_RETURN_IF_ERROR(EnsureConnected());
     deadline_.Arm(conn_->sock());
     Status s;
@@ -905,11 +905,11 @@ class PostgresStore final : public Store {
   const PostgresOptions options_;
   const std::string instance_;  // this store's row in skiff_commit_marks
   Mutex mu_;
-  std::unique_ptr<pqxx::connection> conn_ GUARDED_BY(mu_);
-  Backend previous_ GUARDED_BY(mu_);          // of the last connection opened
-  bool unreachable_ GUARDED_BY(mu_) = false;  // the last connect got no session
-  uint64_t last_mark_ GUARDED_BY(mu_) = 0;    // number of the last write
-  internal::SocketDeadline deadline_;         // one call at a time: under mu_
+  std::unique_ptr<pqxx::connection> conn_ SKIFF_GUARDED_BY(mu_);
+  Backend previous_ SKIFF_GUARDED_BY(mu_);          // of the last connection opened
+  bool unreachable_ SKIFF_GUARDED_BY(mu_) = false;  // the last connect got no session
+  uint64_t last_mark_ SKIFF_GUARDED_BY(mu_) = 0;    // number of the last write
+  internal::SocketDeadline deadline_;               // one call at a time: under mu_
   std::atomic<uint64_t> statements_{0};
   std::atomic<uint64_t> transactions_{0};
 };

@@ -362,7 +362,7 @@ class SqliteStore final : public Store {
   }
 
   // Every part of a batch, inside the caller's transaction.
-  Status ApplyAll(const WriteBatch& batch) REQUIRES(mu_) {
+  Status ApplyAll(const WriteBatch& batch) SKIFF_REQUIRES(mu_) {
     for (const WriteBatch::Op& op : batch.ops()) SKIFF_RETURN_IF_ERROR(Apply(op));
     for (const Change& c : batch.changes()) {
       SqliteStatement& log = *insert_change_;
@@ -409,7 +409,7 @@ class SqliteStore final : public Store {
     return out + "]";
   }
 
-  Status Apply(const WriteBatch::Op& op) REQUIRES(mu_) {
+  Status Apply(const WriteBatch::Op& op) SKIFF_REQUIRES(mu_) {
     SqliteStatement& st = op.kind == WriteBatch::Op::Kind::kPut ? *put_ : *delete_;
     st.BindText(1, op.table);
     st.BindText(2, op.key);
@@ -435,20 +435,20 @@ class SqliteStore final : public Store {
   sqlite3*& db_ = connection_.db;
   Mutex mu_;  // serialises every use of db_ and the statements
   // Set by Open before the store is shared, then used only under mu_.
-  std::unique_ptr<SqliteStatement> get_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> put_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> delete_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> scan_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> begin_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> commit_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> rollback_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> insert_change_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> upsert_device_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> last_sync_id_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> last_by_group_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> read_changes_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> scan_sync_rows_ PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> get_device_ PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> get_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> put_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> delete_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> scan_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> begin_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> commit_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> rollback_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> insert_change_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> upsert_device_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> last_sync_id_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> last_by_group_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> read_changes_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> scan_sync_rows_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> get_device_ SKIFF_PT_GUARDED_BY(mu_);
   std::atomic<uint64_t> statements_sent_{0};
   std::atomic<uint64_t> transactions_{0};
   // Last, so it stops before the statements and the connection go: the

@@ -177,7 +177,7 @@ class SyncEngine {
   void Publish(std::vector<QueuedPush>& pushes, Built& built, uint64_t last);
   // Raises the groups' last ids; returns the waits of those that moved.
   std::vector<WaitRegistry::Callback> AdvanceGroups(const std::map<std::string, uint64_t>& groups)
-      REQUIRES(mu_);
+      SKIFF_REQUIRES(mu_);
   // Cluster: reads which groups have changes past what this engine has seen
   // and publishes them (cursor, group ids, woken waits).
   Status CatchUp();
@@ -194,17 +194,17 @@ class SyncEngine {
   const SyncOptions options_;
 
   mutable Mutex mu_;
-  uint64_t cursor_ GUARDED_BY(mu_) = 0;
-  std::map<std::string, uint64_t> group_last_ GUARDED_BY(mu_);
-  WaitRegistry waits_ GUARDED_BY(mu_);
-  SyncCounters counters_ GUARDED_BY(mu_);
-  std::vector<QueuedPush> queue_ GUARDED_BY(mu_);
+  uint64_t cursor_ SKIFF_GUARDED_BY(mu_) = 0;
+  std::map<std::string, uint64_t> group_last_ SKIFF_GUARDED_BY(mu_);
+  WaitRegistry waits_ SKIFF_GUARDED_BY(mu_);
+  SyncCounters counters_ SKIFF_GUARDED_BY(mu_);
+  std::vector<QueuedPush> queue_ SKIFF_GUARDED_BY(mu_);
   // Cluster: every change up to this id is reflected in group_last_ (the
   // cursor may be ahead of it after a local commit that followed commits of
   // other servers not yet caught up on).
-  uint64_t scanned_ GUARDED_BY(mu_) = 0;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  bool committing_ GUARDED_BY(mu_) = false;  // a batch is out
+  uint64_t scanned_ SKIFF_GUARDED_BY(mu_) = 0;
+  bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
+  bool committing_ SKIFF_GUARDED_BY(mu_) = false;  // a batch is out
   CondVar queue_cv_;
   CondVar idle_cv_;  // queue empty and nothing committing
   CondVar expiry_cv_;

@@ -149,7 +149,7 @@ class Backends {
 
  private:
   std::mutex mu_;
-  std::vector<int> pids_;  // GUARDED_BY(mu_)
+  std::vector<int> pids_;  // SKIFF_GUARDED_BY(mu_)
 };
 
 class PgConnection final : public GeoConnection {

@@ -8,6 +8,8 @@ pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
 # Header-only: the geo index's R-tree (Boost.Geometry).
 find_package(Boost 1.74 REQUIRED)
+# The document cache's hash map (Abseil's flat_hash_map).
+find_package(absl CONFIG REQUIRED)
 if(SKIFF_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -94,13 +94,14 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   void OnClose(const std::string& reason);
   void OnLogin(const Result<doc::Value>& reply);
   // Moves queued requests into flight while there is room.
-  void DrainLocked(Actions& actions) REQUIRES(mu_);
+  void DrainLocked(Actions& actions) SKIFF_REQUIRES(mu_);
   // Connected (and logged in when a user is set): serve what waited.
-  void BecomeReadyLocked(Actions& actions) REQUIRES(mu_);
+  void BecomeReadyLocked(Actions& actions) SKIFF_REQUIRES(mu_);
   void SendLocked(const std::string& body, ReplyCallback done, TextCallback text,
-                  Clock::TimePoint deadline) REQUIRES(mu_);
-  void FailAllLocked(const Status& status, bool include_queued, Actions& actions) REQUIRES(mu_);
-  void SignalReady(const Status& status) REQUIRES(mu_);
+                  Clock::TimePoint deadline) SKIFF_REQUIRES(mu_);
+  void FailAllLocked(const Status& status, bool include_queued, Actions& actions)
+      SKIFF_REQUIRES(mu_);
+  void SignalReady(const Status& status) SKIFF_REQUIRES(mu_);
   static void Run(Actions& actions);
 
   Transport& transport_;
@@ -110,14 +111,14 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   WireTally* tally_ = nullptr;  // set before Start
 
   mutable Mutex mu_;
-  State state_ GUARDED_BY(mu_) = State::kConnecting;
-  std::shared_ptr<TransportConnection> conn_ GUARDED_BY(mu_);
-  std::unordered_map<uint64_t, InFlight> in_flight_ GUARDED_BY(mu_);
-  std::deque<Waiting> queue_ GUARDED_BY(mu_);
-  Status last_error_ GUARDED_BY(mu_);  // error without id
-  Status failed_ GUARDED_BY(mu_);      // why kFailed
-  bool was_ready_ GUARDED_BY(mu_) = false;
-  std::optional<std::promise<Status>> ready_promise_ GUARDED_BY(mu_);
+  State state_ SKIFF_GUARDED_BY(mu_) = State::kConnecting;
+  std::shared_ptr<TransportConnection> conn_ SKIFF_GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, InFlight> in_flight_ SKIFF_GUARDED_BY(mu_);
+  std::deque<Waiting> queue_ SKIFF_GUARDED_BY(mu_);
+  Status last_error_ SKIFF_GUARDED_BY(mu_);  // error without id
+  Status failed_ SKIFF_GUARDED_BY(mu_);      // why kFailed
+  bool was_ready_ SKIFF_GUARDED_BY(mu_) = false;
+  std::optional<std::promise<Status>> ready_promise_ SKIFF_GUARDED_BY(mu_);
   std::atomic<size_t> load_{0};
   std::atomic<bool> ready_{false};
 };

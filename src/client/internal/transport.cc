@@ -83,7 +83,7 @@ class WsTransportConnection final : public TransportConnection {
   }
 
   Mutex mu_;
-  std::weak_ptr<WsClient::connection_type> con_ GUARDED_BY(mu_);  // set once connecting
+  std::weak_ptr<WsClient::connection_type> con_ SKIFF_GUARDED_BY(mu_);  // set once connecting
 };
 
 class WsTransport final : public Transport {
@@ -187,10 +187,10 @@ class WsTransport final : public Transport {
   }
 
   WsClient client_;
-  std::thread thread_ GUARDED_BY(shutdown_mu_);
+  std::thread thread_ SKIFF_GUARDED_BY(shutdown_mu_);
   Mutex shutdown_mu_;
   Mutex mu_;
-  std::set<WsConnectionPtr> open_ GUARDED_BY(mu_);
+  std::set<WsConnectionPtr> open_ SKIFF_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -118,7 +118,7 @@ class Ownership {
 
   Mutex mu_;
   CondVar cv_;
-  bool stopping_ GUARDED_BY(mu_) = false;
+  bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

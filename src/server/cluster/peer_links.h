@@ -54,11 +54,11 @@ class PeerLinks {
   Mutex mu_;
   CondVar connect_cv_;
   CondVar timer_cv_;
-  std::map<uint64_t, std::string> wanted_ GUARDED_BY(mu_);
-  std::map<uint64_t, std::shared_ptr<client::Client>> links_ GUARDED_BY(mu_);
+  std::map<uint64_t, std::string> wanted_ SKIFF_GUARDED_BY(mu_);
+  std::map<uint64_t, std::shared_ptr<client::Client>> links_ SKIFF_GUARDED_BY(mu_);
   std::multimap<std::chrono::steady_clock::time_point, std::function<void()>> timers_
-      GUARDED_BY(mu_);
-  bool stopping_ GUARDED_BY(mu_) = false;
+      SKIFF_GUARDED_BY(mu_);
+  bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
   std::thread connector_;
   std::thread timer_;
 };

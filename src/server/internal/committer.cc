@@ -116,7 +116,7 @@ void Committer::Run() {
   std::optional<SteadyTime> retry_at;
   std::optional<SteadyTime> give_up_at;
   for (;;) {
-    auto ready = [&]() REQUIRES(mu_) {
+    auto ready = [&]() SKIFF_REQUIRES(mu_) {
       return stopping_ || flush_requested_ ||
              (durability_ == Durability::kCommit ? !queue_.empty()
                                                  : queue_.size() >= kEagerFlushWrites);

@@ -138,18 +138,18 @@ class Committer {
   mutable Mutex mu_;
   CondVar work_cv_;     // queue grew or stopping
   CondVar flushed_cv_;  // written_seq_ advanced
-  std::vector<Pending> queue_ GUARDED_BY(mu_);
-  uint64_t queued_seq_ GUARDED_BY(mu_) = 0;   // writes ever queued
-  uint64_t written_seq_ GUARDED_BY(mu_) = 0;  // writes ever written (or failed)
-  Status last_status_ GUARDED_BY(mu_);
-  uint64_t failed_attempts_ GUARDED_BY(mu_) = 0;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  bool flush_requested_ GUARDED_BY(mu_) = false;
-  CommitterCounters counters_ GUARDED_BY(mu_);
-  uint64_t backlog_bytes_ GUARDED_BY(mu_) = 0;  // value bytes of queue_ and the batch out
-  SteadyTime oldest_ GUARDED_BY(mu_) = {};      // queue time of the oldest unwritten
-  bool failing_ GUARDED_BY(mu_) = false;
-  Status stop_status_ GUARDED_BY(mu_);
+  std::vector<Pending> queue_ SKIFF_GUARDED_BY(mu_);
+  uint64_t queued_seq_ SKIFF_GUARDED_BY(mu_) = 0;   // writes ever queued
+  uint64_t written_seq_ SKIFF_GUARDED_BY(mu_) = 0;  // writes ever written (or failed)
+  Status last_status_ SKIFF_GUARDED_BY(mu_);
+  uint64_t failed_attempts_ SKIFF_GUARDED_BY(mu_) = 0;
+  bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
+  bool flush_requested_ SKIFF_GUARDED_BY(mu_) = false;
+  CommitterCounters counters_ SKIFF_GUARDED_BY(mu_);
+  uint64_t backlog_bytes_ SKIFF_GUARDED_BY(mu_) = 0;  // value bytes of queue_ and the batch out
+  SteadyTime oldest_ SKIFF_GUARDED_BY(mu_) = {};      // queue time of the oldest unwritten
+  bool failing_ SKIFF_GUARDED_BY(mu_) = false;
+  Status stop_status_ SKIFF_GUARDED_BY(mu_);
   std::atomic<uint64_t> written_through_{0};  // written_seq_, readable without mu_
   std::atomic<uint64_t> taken_through_{0};    // last number swapped off queue_
   Latest latest_;

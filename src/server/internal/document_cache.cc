@@ -177,7 +177,7 @@ void DocumentCache::DropIf(
         continue;
       }
       Count(it->second.form, -1);
-      it = shard->docs.erase(it);
+      shard->docs.erase(it++);
       ++shard->removals;
     }
   }
@@ -257,17 +257,21 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nano
 
 void DocumentCache::Relocate(DocumentMap& docs, const std::vector<DocumentMap::iterator>& entries,
                              std::vector<DocumentMap::node_type>& old_entries) {
-  // A hot document's tree was allocated next to its map entry (both on the
-  // connection's thread), so the entry would pin a page in the middle of
-  // every freed tree and malloc_trim could return little. Re-creating the
-  // entry here puts it, with the packed bytes, among this thread's
-  // allocations and leaves the tree's pages wholly free. The key is copied,
-  // not moved: moving would keep its old heap buffer.
+  // A hot document's tree was allocated on the connection's thread, and so
+  // was its key's heap buffer when the key is too long to be stored inside
+  // the string; that buffer would pin a page in the middle of every freed
+  // tree and malloc_trim could return little. Re-creating such an entry
+  // here puts its key, with the packed bytes, among this thread's
+  // allocations and leaves the tree's pages wholly free. (The entry itself
+  // lives in the map's slot array.) The key is copied, not moved: moving
+  // would keep its old buffer.
   const size_t first = old_entries.size();
-  // Extracting invalidates only the extracted entry; inserting comes after,
-  // since it may rehash (it does not: the count never exceeds the one
-  // before).
-  for (DocumentMap::iterator it : entries) old_entries.push_back(docs.extract(it));
+  const size_t inline_capacity = std::string().capacity();
+  // Extracting invalidates only the extracted entry; inserting comes after
+  // every extraction, since it may rehash.
+  for (DocumentMap::iterator it : entries) {
+    if (it->first.capacity() > inline_capacity) old_entries.push_back(docs.extract(it));
+  }
   for (size_t i = first; i < old_entries.size(); ++i) {
     DocumentMap::node_type& node = old_entries[i];
     docs.emplace(std::string(node.key()), std::move(node.mapped()));

@@ -172,10 +172,10 @@ class Documents {
   std::thread sweeper_;
   Mutex sweep_mu_;
   CondVar sweep_cv_;
-  bool sweep_stop_ GUARDED_BY(sweep_mu_) = false;
+  bool sweep_stop_ SKIFF_GUARDED_BY(sweep_mu_) = false;
   Mutex stop_mu_;
-  bool stopped_ GUARDED_BY(stop_mu_) = false;
-  Status stop_status_ GUARDED_BY(stop_mu_);
+  bool stopped_ SKIFF_GUARDED_BY(stop_mu_) = false;
+  Status stop_status_ SKIFF_GUARDED_BY(stop_mu_);
 };
 
 template <typename ChangeFn, typename Ack>

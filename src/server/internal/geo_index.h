@@ -116,7 +116,7 @@ class GeoIndex {
  private:
   class Impl;
   mutable WriterFirstMutex mu_;
-  std::unique_ptr<Impl> impl_;  // GUARDED_BY(mu_)
+  std::unique_ptr<Impl> impl_;  // SKIFF_GUARDED_BY(mu_)
 };
 
 }  // namespace skiff::server::internal

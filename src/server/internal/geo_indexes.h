@@ -79,7 +79,7 @@ class GeoIndexes {
     GeoIndex index;
     double rebuild_ms = 0;
     mutable Mutex mu;
-    std::unordered_set<std::string> unindexed GUARDED_BY(mu);
+    std::unordered_set<std::string> unindexed SKIFF_GUARDED_BY(mu);
   };
   const Table* Find(std::string_view table) const;
   Table* Find(std::string_view table);

@@ -62,9 +62,9 @@ class HeldWaits {
 
  private:
   mutable Mutex mu_;
-  bool closed_ GUARDED_BY(mu_) = false;
-  uint64_t next_token_ GUARDED_BY(mu_) = 0;
-  std::map<uint64_t, uint64_t> waits_ GUARDED_BY(mu_);  // token -> engine id
+  bool closed_ SKIFF_GUARDED_BY(mu_) = false;
+  uint64_t next_token_ SKIFF_GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, uint64_t> waits_ SKIFF_GUARDED_BY(mu_);  // token -> engine id
 };
 
 }  // namespace skiff::server::internal

@@ -279,7 +279,7 @@ class AsioListener final : public Listener {
   uint16_t port_ = 0;
   std::atomic<bool> accepting_{true};
   Mutex shutdown_mu_;
-  bool stopped_ GUARDED_BY(shutdown_mu_) = false;
+  bool stopped_ SKIFF_GUARDED_BY(shutdown_mu_) = false;
 };
 
 }  // namespace

@@ -63,7 +63,7 @@ struct ListenerShared {
 
  private:
   Mutex address_mu_;
-  std::unordered_map<std::string, size_t> per_address_ GUARDED_BY(address_mu_);
+  std::unordered_map<std::string, size_t> per_address_ SKIFF_GUARDED_BY(address_mu_);
 };
 
 }  // namespace skiff::server::internal

@@ -99,12 +99,12 @@ class SocketConnection final : public Connection,
   void Resume();
 
   // The outgoing queue: bytes as they are, or one frame.
-  void QueueRawLocked(std::string_view bytes) REQUIRES(out_mu_);
-  void QueueLocked(ws::Opcode opcode, std::string_view payload) REQUIRES(out_mu_);
+  void QueueRawLocked(std::string_view bytes) SKIFF_REQUIRES(out_mu_);
+  void QueueLocked(ws::Opcode opcode, std::string_view payload) SKIFF_REQUIRES(out_mu_);
   void CountQueued(size_t bytes);
   // Makes sure queued frames get written: at the end of the read being
   // handled, else by a posted flush.
-  void RequestFlushLocked() REQUIRES(out_mu_);
+  void RequestFlushLocked() SKIFF_REQUIRES(out_mu_);
   // Writes as much as the socket takes now.
   void Flush();
   void ArmWrite();
@@ -151,11 +151,11 @@ class SocketConnection final : public Connection,
   // Outgoing bytes, in order, as chunks: small frames share a chunk; a
   // large one keeps a chunk of its own so it is never copied.
   Mutex out_mu_;
-  std::vector<std::string> out_ GUARDED_BY(out_mu_);
-  bool back_shared_ GUARDED_BY(out_mu_) = false;  // out_.back() takes more frames
-  bool flush_posted_ GUARDED_BY(out_mu_) = false;
-  bool out_closed_ GUARDED_BY(out_mu_) = false;  // a close is queued or done
-  std::atomic<size_t> out_bytes_{0};             // queued or being written, not yet sent
+  std::vector<std::string> out_ SKIFF_GUARDED_BY(out_mu_);
+  bool back_shared_ SKIFF_GUARDED_BY(out_mu_) = false;  // out_.back() takes more frames
+  bool flush_posted_ SKIFF_GUARDED_BY(out_mu_) = false;
+  bool out_closed_ SKIFF_GUARDED_BY(out_mu_) = false;  // a close is queued or done
+  std::atomic<size_t> out_bytes_{0};                   // queued or being written, not yet sent
 };
 
 }  // namespace skiff::server::internal

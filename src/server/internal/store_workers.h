@@ -39,8 +39,8 @@ class StoreWorkers {
   struct Worker {
     Mutex mu;
     CondVar cv;
-    std::deque<std::function<void()>> queue GUARDED_BY(mu);
-    bool stopping GUARDED_BY(mu) = false;
+    std::deque<std::function<void()>> queue SKIFF_GUARDED_BY(mu);
+    bool stopping SKIFF_GUARDED_BY(mu) = false;
     std::thread thread;
   };
   static void Run(Worker& w);

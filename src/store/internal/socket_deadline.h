@@ -43,10 +43,10 @@ class SocketDeadline {
   const std::chrono::milliseconds period_;
   Mutex mu_;
   CondVar cv_;
-  int fd_ GUARDED_BY(mu_) = -1;  // -1 = not armed
-  std::chrono::steady_clock::time_point deadline_ GUARDED_BY(mu_);
-  bool fired_ GUARDED_BY(mu_) = false;
-  bool stopping_ GUARDED_BY(mu_) = false;
+  int fd_ SKIFF_GUARDED_BY(mu_) = -1;  // -1 = not armed
+  std::chrono::steady_clock::time_point deadline_ SKIFF_GUARDED_BY(mu_);
+  bool fired_ SKIFF_GUARDED_BY(mu_) = false;
+  bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

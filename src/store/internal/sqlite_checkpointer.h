@@ -59,8 +59,8 @@ class SqliteCheckpointer {
   Mutex run_mu_;           // held for every checkpoint, background or the writer's
   Mutex mu_;
   CondVar cv_;
-  bool requested_ GUARDED_BY(mu_) = false;
-  bool stopping_ GUARDED_BY(mu_) = false;
+  bool requested_ SKIFF_GUARDED_BY(mu_) = false;
+  bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
