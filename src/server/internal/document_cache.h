@@ -163,8 +163,8 @@ class DocumentCache {
   // Inside a shard, an open-addressing map: a lookup reads one group of
   // control bytes and then the slot, where std::unordered_map read the
   // bucket array, the node before and the node, each a likely cache miss
-  // in a shard of many keys (set-small/pipelined went from 286-315 k to
-  // 333-417 k sets/s with this map; docs/benchmarks.md). Its hash is not
+  // in a shard of many keys (set-small/pipelined on the SQLite store went
+  // from 284-289 k to 342-348 k sets/s; docs/benchmarks.md). Its hash is not
   // IdHash: the shard is IdHash's low bits, and the map takes its control
   // bytes from the low bits of its own hash, which would then be the same
   // for every key of a shard.
