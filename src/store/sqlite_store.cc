@@ -1,13 +1,15 @@
 // SqliteStore: the embedded default store. One file in WAL mode, one
 // connection serialised by a mutex, every statement prepared once.
 //
-// A batch of one op runs as a single autocommit statement; a larger batch is
+// A batch that needs one statement runs it autocommit; a larger batch is
 // BEGIN IMMEDIATE, one statement per op, COMMIT. Every statement stepped is
 // counted, so "statements per write" is a real count. (Multi-row
 // INSERT ... ON CONFLICT statements were measured and are slower with
 // SQLite 3.40: 36-row batches of small documents, ~215 k rows/s one row per
 // statement, ~190 k with 8 rows, ~137 k with all 36 in one.) A sync change is
-// one statement: its log insert, whose triggers set or delete the synced row.
+// one statement: an insert into the view skiff_push, whose triggers log it,
+// set or delete the synced row and, when the change carries one, set a
+// device's sequence number; a push of one row is one autocommit statement.
 //
 // WAL checkpoints run on a second connection (SqliteCheckpointer), not in
 // the COMMIT that crosses SQLite's auto-checkpoint size, so a commit does
@@ -97,6 +99,20 @@ CREATE TABLE IF NOT EXISTS skiff_devices(
   usr      TEXT NOT NULL,
   last_seq INTEGER NOT NULL
 );
+-- What a push writes, as one row: a change and, when `device` is not NULL,
+-- a device's last applied sequence number. Inserting into the view runs
+-- both inserts in one statement (so a push of one row by one device is one
+-- autocommit statement), and the log insert's triggers above set the row.
+CREATE VIEW IF NOT EXISTS skiff_push AS
+  SELECT sync_id, grp, tbl, key, value, NULL AS device, NULL AS usr, NULL AS last_seq
+  FROM skiff_changes WHERE 0;
+CREATE TRIGGER IF NOT EXISTS skiff_push_insert INSTEAD OF INSERT ON skiff_push BEGIN
+  INSERT INTO skiff_changes(sync_id, grp, tbl, key, value)
+  VALUES (NEW.sync_id, NEW.grp, NEW.tbl, NEW.key, NEW.value);
+  INSERT INTO skiff_devices(device, usr, last_seq)
+  SELECT NEW.device, NEW.usr, NEW.last_seq WHERE NEW.device IS NOT NULL
+  ON CONFLICT(device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq;
+END;
 INSERT OR IGNORE INTO skiff_meta(name, value) VALUES ('schema_version', '1');
 )sql";
 
@@ -162,8 +178,8 @@ class SqliteStore final : public Store {
     SKIFF_RETURN_IF_ERROR(ValidateBatch(batch));
     if (batch.empty()) return Status::Ok();
     MutexLock lock(&mu_);
-    if (batch.size() == 1 && !batch.has_sync()) {  // one statement, autocommit
-      SKIFF_RETURN_IF_ERROR(Apply(batch.ops().front()));
+    if (StatementsFor(batch) == 1) {  // one statement, autocommit
+      SKIFF_RETURN_IF_ERROR(ApplyAll(batch));
       transactions_.fetch_add(1, std::memory_order_relaxed);
       return Status::Ok();
     }
@@ -333,8 +349,9 @@ class SqliteStore final : public Store {
         "SELECT key, value FROM skiff_documents WHERE tbl = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
         &scan_));
     SKIFF_RETURN_IF_ERROR(
-        make("INSERT INTO skiff_changes(sync_id, grp, tbl, key, value) VALUES (?1, ?2, ?3, ?4, ?5)",
-             &insert_change_));
+        make("INSERT INTO skiff_push(sync_id, grp, tbl, key, value, device, usr, last_seq) "
+             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             &insert_push_));
     SKIFF_RETURN_IF_ERROR(
         make("INSERT INTO skiff_devices(device, usr, last_seq) VALUES (?1, ?2, ?3) "
              "ON CONFLICT(device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq",
@@ -361,28 +378,47 @@ class SqliteStore final : public Store {
     return Status::Ok();
   }
 
-  // Every part of a batch, inside the caller's transaction.
+  // Statements ApplyAll sends for `batch`: each change carries one of the
+  // device numbers (the view skiff_push writes both), the rest go alone.
+  static size_t StatementsFor(const WriteBatch& batch) {
+    const size_t changes = batch.changes().size();
+    const size_t devices = batch.device_seqs().size();
+    return batch.size() + changes + (devices > changes ? devices - changes : 0);
+  }
+
+  // Every part of a batch, in order. Change i carries device number i, so
+  // the numbers are still set in the order given (the latest wins).
   Status ApplyAll(const WriteBatch& batch) SKIFF_REQUIRES(mu_) {
     for (const WriteBatch::Op& op : batch.ops()) SKIFF_RETURN_IF_ERROR(Apply(op));
-    for (const Change& c : batch.changes()) {
-      SqliteStatement& log = *insert_change_;
-      log.BindInt64(1, static_cast<int64_t>(c.sync_id));
-      log.BindText(2, c.group);
-      log.BindText(3, c.table);
-      log.BindText(4, c.key);
+    const std::vector<DeviceSeq>& devices = batch.device_seqs();
+    for (size_t i = 0; i < batch.changes().size(); ++i) {
+      const Change& c = batch.changes()[i];
+      SqliteStatement& push = *insert_push_;
+      push.BindInt64(1, static_cast<int64_t>(c.sync_id));
+      push.BindText(2, c.group);
+      push.BindText(3, c.table);
+      push.BindText(4, c.key);
       if (c.value) {
-        log.BindText(5, *c.value);
+        push.BindText(5, *c.value);
       } else {
-        log.BindNull(5);
+        push.BindNull(5);
       }
-      // The trigger skiff_sync_rows_put or _delete writes the row.
-      SKIFF_RETURN_IF_ERROR(RunSimple(log));
+      if (i < devices.size()) {
+        push.BindText(6, devices[i].device);
+        push.BindText(7, devices[i].user);
+        push.BindInt64(8, static_cast<int64_t>(devices[i].last_seq));
+      } else {
+        for (int column = 6; column <= 8; ++column) push.BindNull(column);
+      }
+      // The view's trigger logs the change and sets the device; the log's
+      // triggers set or delete the synced row.
+      SKIFF_RETURN_IF_ERROR(RunSimple(push));
     }
-    for (const DeviceSeq& d : batch.device_seqs()) {
+    for (size_t i = batch.changes().size(); i < devices.size(); ++i) {
       SqliteStatement& st = *upsert_device_;
-      st.BindText(1, d.device);
-      st.BindText(2, d.user);
-      st.BindInt64(3, static_cast<int64_t>(d.last_seq));
+      st.BindText(1, devices[i].device);
+      st.BindText(2, devices[i].user);
+      st.BindInt64(3, static_cast<int64_t>(devices[i].last_seq));
       SKIFF_RETURN_IF_ERROR(RunSimple(st));
     }
     return Status::Ok();
@@ -442,7 +478,7 @@ class SqliteStore final : public Store {
   std::unique_ptr<SqliteStatement> begin_ SKIFF_PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> commit_ SKIFF_PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> rollback_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> insert_change_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<SqliteStatement> insert_push_ SKIFF_PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> upsert_device_ SKIFF_PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> last_sync_id_ SKIFF_PT_GUARDED_BY(mu_);
   std::unique_ptr<SqliteStatement> last_by_group_ SKIFF_PT_GUARDED_BY(mu_);
