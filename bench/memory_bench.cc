@@ -226,8 +226,11 @@ class Timeline {
     StackOptions so;
     so.store = "sqlite";
     so.server = "child";
+    so.skiffd = GetE2eOptions().skiffd;
     so.child_flags = {"--pack-after-s", std::to_string(policy_.pack ? scale_.pack_after_s : 0),
                       "--evict-after-s", std::to_string(policy_.evict ? scale_.evict_after_s : 0)};
+    so.child_flags.insert(so.child_flags.end(), GetE2eOptions().skiffd_args.begin(),
+                          GetE2eOptions().skiffd_args.end());
     support::RssSampler sampler(std::chrono::milliseconds(250));
     sampler.Mark("start");
     Result<std::unique_ptr<Stack>> started = Stack::Start(so);

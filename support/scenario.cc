@@ -235,6 +235,8 @@ void RegisterScenario(ScenarioSpec spec) {
       so.store = store;
       so.durability = o.durability;
       so.server = o.server;
+      so.skiffd = o.skiffd;
+      so.child_flags = o.skiffd_args;
       so.drop_one_add_in = o.drop_one_add_in;
       targets.emplace_back(shared->name + "/" + store + "/" + o.durability, so);
     }

@@ -185,7 +185,7 @@ class Stack::Impl {
     }
     if (options_.drop_one_add_in > 0) return BadRequest("drop_one_add_in is in-process only");
     store_->Close();  // the child opens it; the TestStore still owns its files
-    std::vector<std::string> argv = {SKIFF_SKIFFD_PATH,
+    std::vector<std::string> argv = {options_.skiffd.empty() ? SKIFF_SKIFFD_PATH : options_.skiffd,
                                      "--store=" + store_->url(),
                                      "--address=" + host_,
                                      "--port=0",

@@ -53,6 +53,9 @@ struct StackOptions {
   size_t io_threads = 1;
   // More skiffd flags for a child (--pack-after-s 2 ...).
   std::vector<std::string> child_flags;
+  // The skiffd binary a child runs; empty: the one built with the suite.
+  // (--skiffd: two builds side by side in one run.)
+  std::string skiffd;
   // Geo indexes declared in the fresh store before the server starts (in
   // the catalog, as `skiff geo add` does).
   std::vector<server::GeoSpec> geo_indexes;

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "client/client.h"
+#include "support/e2e_options.h"
 #include "support/geo/geo_peers.h"
 #include "support/load_driver.h"
 #include "support/postgres.h"
@@ -173,6 +174,8 @@ class SkiffdTarget final : public GeoTarget {
     o.store = store_;
     o.durability = durability_;
     o.server = "child";
+    o.skiffd = GetE2eOptions().skiffd;
+    o.child_flags = GetE2eOptions().skiffd_args;
     o.geo_indexes = {server::GeoSpec{kTable, {"lat"}, {"lon"}, {}}};
     SKIFF_ASSIGN_OR_RETURN(stack_, Stack::Start(o));
     return Status::Ok();
