@@ -303,6 +303,11 @@ class GeoIndex::Impl {
                        nearer);
       found.resize(limit);
     }
+    // Slots are in insertion order, not in space, so each answer's slot is
+    // a cache miss of its own: the copy below waited on them one at a time
+    // (three quarters of its samples on the first load of a slot). Asking
+    // for all of them before the sort lets the misses overlap, and with it.
+    for (const Candidate& c : found) __builtin_prefetch(&slots_[c.id]);
     std::sort(found.begin(), found.end(), nearer);
     out->resize(found.size());
     for (size_t i = 0; i < found.size(); ++i) {

@@ -27,18 +27,68 @@ doc::Limits RequestLimits(const ServerOptions& options) {
 // hundreds of keys, and building a doc::Value and its serializer for each
 // was a quarter of the op's CPU. Anything else takes the serializer's path,
 // which escapes and replaces invalid UTF-8.
-void AppendJsonString(std::string& out, std::string_view s) {
-  const bool plain = std::all_of(s.begin(), s.end(), [](char ch) {
+bool IsPlainJsonString(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char ch) {
     const auto b = static_cast<unsigned char>(ch);
     return b >= 0x20 && b < 0x7f && b != '"' && b != '\\';
   });
-  if (!plain) {
+}
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  if (!IsPlainJsonString(s)) {
     out += doc::Value(std::string(s)).dump(-1, ' ', false, doc::Value::error_handler_t::replace);
     return;
   }
   out += '"';
   out += s;
   out += '"';
+}
+
+constexpr size_t kDistanceChars = 32;  // to_chars' longest double is 24
+
+// Appends a near item's key and distance, `{"key":K,"dist_m":D` (the caller
+// closes it), after a comma unless it is the first.
+void AppendNearItemHead(std::string& out, const GeoHit& hit, bool first) {
+  out += first ? "{\"key\":" : ",{\"key\":";
+  AppendJsonString(out, hit.key);
+  out += ",\"dist_m\":";
+  char digits[kDistanceChars];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, hit.dist_m).ptr);
+}
+
+// Appends `hits` as near items without values. When every key is plain
+// (the usual case) the items are written through a pointer into room made
+// once: appending them piece by piece, a capacity check each, was about a
+// tenth of a 500-item search's CPU.
+void AppendNearItems(std::string& out, const std::vector<GeoHit>& hits) {
+  static constexpr std::string_view kKey = "{\"key\":\"";
+  static constexpr std::string_view kDist = "\",\"dist_m\":";
+  size_t room = 0;
+  bool plain = true;
+  for (const GeoHit& hit : hits) {
+    room += 1 + kKey.size() + hit.key.size() + kDist.size() + kDistanceChars + 1;
+    plain = plain && IsPlainJsonString(hit.key);
+  }
+  if (!plain) {
+    for (size_t i = 0; i < hits.size(); ++i) {
+      AppendNearItemHead(out, hits[i], i == 0);
+      out += '}';
+    }
+    return;
+  }
+  const size_t start = out.size();
+  out.resize(start + room);
+  char* p = out.data() + start;
+  auto put = [&p](std::string_view text) { p = std::copy(text.begin(), text.end(), p); };
+  for (size_t i = 0; i < hits.size(); ++i) {
+    if (i > 0) *p++ = ',';
+    put(kKey);
+    put(hits[i].key);
+    put(kDist);
+    p = std::to_chars(p, p + kDistanceChars, hits[i].dist_m).ptr;
+    *p++ = '}';
+  }
+  out.resize(size_t(p - out.data()));
 }
 
 std::string JsonString(std::string_view s) {
@@ -425,39 +475,39 @@ Status RequestHandler::Near(Call& c) {
   thread_local std::vector<GeoHit> hits;
   SKIFF_RETURN_IF_ERROR(documents_.geo().Nearest(r.table, r.geo, &hits));
   std::string reply;
-  // An item without its value is about 40 bytes (an id key, a full-precision
-  // distance): one allocation for the whole reply instead of a doubling run.
-  reply.reserve(64 + hits.size() * 48);
+  // One allocation for the whole reply instead of a doubling run: an item
+  // without its value takes 53 bytes of room and its key (AppendNearItems).
+  reply.reserve(64 + hits.size() * (r.values ? 128 : 64));
   ReplyWriter w(reply, r.id);
   std::string& out = w.Open("items").out();
   out += '[';
+  if (!r.values) {
+    AppendNearItems(out, hits);
+    out += ']';
+    c.conn->Send(std::move(w.Finish()));
+    return Status::Ok();
+  }
   bool first = true;
   for (const GeoHit& hit : hits) {
     const size_t start = out.size();
-    out += first ? "{\"key\":" : ",{\"key\":";
-    AppendJsonString(out, hit.key);
-    out += ",\"dist_m\":";
-    char digits[32];
-    out.append(digits, std::to_chars(digits, digits + sizeof digits, hit.dist_m).ptr);
-    if (r.values) {
-      bool resident = true;
-      bool exists = false;
-      SKIFF_RETURN_IF_ERROR(documents_.Read(
-          r.table, hit.key,
-          [&](const CachedDocument& d) {
-            exists = d.exists();
-            if (!exists) return;
-            out += ",\"value\":";
-            AppendDocument(out, d);
-          },
-          c.on_worker ? nullptr : &resident));
-      // Evicted: the whole answer is made again on a store worker.
-      if (!resident) return Offload(c);
-      if (!exists) {
-        // Deleted since the index answered: left out.
-        out.resize(start);
-        continue;
-      }
+    AppendNearItemHead(out, hit, first);
+    bool resident = true;
+    bool exists = false;
+    SKIFF_RETURN_IF_ERROR(documents_.Read(
+        r.table, hit.key,
+        [&](const CachedDocument& d) {
+          exists = d.exists();
+          if (!exists) return;
+          out += ",\"value\":";
+          AppendDocument(out, d);
+        },
+        c.on_worker ? nullptr : &resident));
+    // Evicted: the whole answer is made again on a store worker.
+    if (!resident) return Offload(c);
+    if (!exists) {
+      // Deleted since the index answered: left out.
+      out.resize(start);
+      continue;
     }
     out += '}';
     first = false;
