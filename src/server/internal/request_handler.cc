@@ -27,11 +27,13 @@ doc::Limits RequestLimits(const ServerOptions& options) {
 // hundreds of keys, and building a doc::Value and its serializer for each
 // was a quarter of the op's CPU. Anything else takes the serializer's path,
 // which escapes and replaces invalid UTF-8.
+bool IsPlainJsonChar(char ch) {
+  const auto b = static_cast<unsigned char>(ch);
+  return b >= 0x20 && b < 0x7f && b != '"' && b != '\\';
+}
+
 bool IsPlainJsonString(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char ch) {
-    const auto b = static_cast<unsigned char>(ch);
-    return b >= 0x20 && b < 0x7f && b != '"' && b != '\\';
-  });
+  return std::all_of(s.begin(), s.end(), IsPlainJsonChar);
 }
 
 void AppendJsonString(std::string& out, std::string_view s) {
@@ -58,23 +60,15 @@ void AppendNearItemHead(std::string& out, const GeoHit& hit, bool first) {
 
 // Appends `hits` as near items without values. When every key is plain
 // (the usual case) the items are written through a pointer into room made
-// once: appending them piece by piece, a capacity check each, was about a
-// tenth of a 500-item search's CPU.
+// once, each key checked as it is copied: appending them piece by piece, a
+// capacity check each, was about a tenth of a 500-item search's CPU. A key
+// that needs escaping sends the whole answer down the escaping path.
 void AppendNearItems(std::string& out, const std::vector<GeoHit>& hits) {
   static constexpr std::string_view kKey = "{\"key\":\"";
   static constexpr std::string_view kDist = "\",\"dist_m\":";
   size_t room = 0;
-  bool plain = true;
   for (const GeoHit& hit : hits) {
     room += 1 + kKey.size() + hit.key.size() + kDist.size() + kDistanceChars + 1;
-    plain = plain && IsPlainJsonString(hit.key);
-  }
-  if (!plain) {
-    for (size_t i = 0; i < hits.size(); ++i) {
-      AppendNearItemHead(out, hits[i], i == 0);
-      out += '}';
-    }
-    return;
   }
   const size_t start = out.size();
   out.resize(start + room);
@@ -83,7 +77,17 @@ void AppendNearItems(std::string& out, const std::vector<GeoHit>& hits) {
   for (size_t i = 0; i < hits.size(); ++i) {
     if (i > 0) *p++ = ',';
     put(kKey);
-    put(hits[i].key);
+    for (const char ch : hits[i].key) {
+      if (!IsPlainJsonChar(ch)) {
+        out.resize(start);
+        for (size_t j = 0; j < hits.size(); ++j) {
+          AppendNearItemHead(out, hits[j], j == 0);
+          out += '}';
+        }
+        return;
+      }
+      *p++ = ch;
+    }
     put(kDist);
     p = std::to_chars(p, p + kDistanceChars, hits[i].dist_m).ptr;
     *p++ = '}';
