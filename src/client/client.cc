@@ -152,7 +152,7 @@ std::future<Reply> Client::Call(const doc::Value& request) {
 
 Reply Client::CallSync(const doc::Value& request) { return Call(request).get(); }
 
-Result<std::string> Client::CallTextSync(const doc::Value& request) {
+std::future<Result<std::string>> Client::CallText(const doc::Value& request) {
   auto promise = std::make_shared<std::promise<Result<std::string>>>();
   std::future<Result<std::string>> future = promise->get_future();
   impl_->Call(
@@ -165,7 +165,11 @@ Result<std::string> Client::CallTextSync(const doc::Value& request) {
         }
       },
       [promise](std::string text) { promise->set_value(std::move(text)); });
-  return future.get();
+  return future;
+}
+
+Result<std::string> Client::CallTextSync(const doc::Value& request) {
+  return CallText(request).get();
 }
 
 Status Client::Ping() { return OkOnly(CallSync({{"op", "ping"}})); }

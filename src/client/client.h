@@ -74,9 +74,10 @@ class Client {
   std::future<Reply> Call(const doc::Value& request);
   // Blocking form of Call.
   Reply CallSync(const doc::Value& request);
-  // CallSync for large replies that the caller reads itself: a successful
-  // reply comes back as its JSON text, not parsed into a Value (a reply the
-  // server did not write in its usual form is parsed and printed back).
+  // Call for large replies that the caller reads itself: a successful reply
+  // comes back as its JSON text, not parsed into a Value (a reply the server
+  // did not write in its usual form is parsed and printed back).
+  std::future<Result<std::string>> CallText(const doc::Value& request);
   Result<std::string> CallTextSync(const doc::Value& request);
 
   // Blocking conveniences, one per op.

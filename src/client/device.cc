@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <future>
 #include <map>
 #include <thread>
 #include <utility>
@@ -290,11 +291,6 @@ class Device::Impl {
     CountRequest(op);
     return client_->CallSync(request);
   }
-  // The same, for a reply the caller reads from its text.
-  Result<std::string> CallText(const doc::Value& request, uint64_t DeviceCounters::*op) {
-    CountRequest(op);
-    return client_->CallTextSync(request);
-  }
   void CountRequest(uint64_t DeviceCounters::*op) {
     MutexLock lock(&mu_);
     ++counters_.requests;
@@ -369,35 +365,45 @@ class Device::Impl {
     return slot->reply->ok() ? Status::Ok() : slot->reply->status();
   }
 
+  // Pages are asked for one ahead: as soon as a page is read, the request
+  // for the next goes out, so the server reads and sends it while this one
+  // is applied.
   Status BootstrapAll() {
+    std::optional<RowName> after;
+    {
+      MutexLock lock(&mu_);
+      if (position_.bootstrapped) return Status::Ok();
+      after = position_.bootstrap_after;
+    }
+    std::future<Result<std::string>> ahead = AskForPage(after);
     for (;;) {
-      doc::Value request = {{"op", "bootstrap"}, {"limit", options_.page}};
-      {
-        MutexLock lock(&mu_);
-        if (position_.bootstrapped) return Status::Ok();
-        if (position_.bootstrap_after) {
-          const RowName& a = *position_.bootstrap_after;
-          request["after"] = {a.group, a.table, a.key};
-        }
-      }
-      SKIFF_ASSIGN_OR_RETURN(std::string text, CallText(request, &DeviceCounters::bootstraps));
+      SKIFF_ASSIGN_OR_RETURN(std::string text, ahead.get());
       SKIFF_ASSIGN_OR_RETURN(internal::BootstrapPage page, internal::ReadBootstrapPage(text));
       text = std::string();  // the page holds what it needs
+      if (page.next) ahead = AskForPage(page.next);
       std::vector<RowWrite>& writes = page.rows;
-      const uint64_t page_cursor = page.cursor;
-      std::optional<RowName>& next = page.next;
       MutexLock lock(&mu_);
       SyncPosition position = position_;
       // The first page's cursor is where pulling starts once all is in.
-      if (!position.bootstrap_after) position.bootstrap_cursor = page_cursor;
-      position.bootstrap_after = next;
-      if (!next) {
+      if (!position.bootstrap_after) position.bootstrap_cursor = page.cursor;
+      position.bootstrap_after = page.next;
+      if (!page.next) {
         position.bootstrapped = true;
         position.cursor = position.bootstrap_cursor;
       }
       counters_.rows_received += writes.size();
       SKIFF_RETURN_IF_ERROR(ApplyLocked(std::move(writes), position));
+      if (!page.next) return Status::Ok();
     }
+  }
+
+  // The bootstrap page after `after` (the first page: nullopt), asked for
+  // now and read later.
+  std::future<Result<std::string>> AskForPage(const std::optional<RowName>& after) {
+    doc::Value request = {{"op", "bootstrap"}, {"limit", options_.page}};
+    if (after) request["after"] = {after->group, after->table, after->key};
+    CountRequest(&DeviceCounters::bootstraps);
+    return client_->CallText(request);
   }
 
   Status PullAll() {

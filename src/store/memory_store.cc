@@ -113,6 +113,7 @@ class MemoryStore final : public Store {
     SKIFF_RETURN_IF_ERROR(ValidateSyncScan(groups, after, limit));
     MutexLock lock(&mu_);
     SyncRowPage page;
+    page.rows.reserve(std::min(limit, sync_rows_.size()));
     auto it = after.group.empty()
                   ? sync_rows_.begin()
                   : sync_rows_.upper_bound(RowKey{after.group, after.table, after.key});

@@ -366,9 +366,18 @@ class SqliteStore final : public Store {
              "ORDER BY sync_id LIMIT ?3",
              &read_changes_));
     SKIFF_RETURN_IF_ERROR(
+        // Two ranges merged in key order, each a seek in the primary key: the
+        // rest of the cursor's group, then the caller's later groups whole.
+        // One range over (grp, tbl, key) with `grp IN (...)` is planned as a
+        // seek on grp alone, so every page walked its group from the start
+        // and a paged bootstrap cost the square of its rows.
         make("SELECT grp, tbl, key, value, sync_id FROM skiff_sync_rows "
-             "WHERE (grp, tbl, key) > (?1, ?2, ?3) AND grp IN (SELECT value FROM json_each(?4)) "
-             "ORDER BY grp, tbl, key LIMIT ?5",
+             "WHERE grp = ?1 AND (tbl, key) > (?2, ?3) "
+             "AND ?1 IN (SELECT value FROM json_each(?4)) "
+             "UNION ALL "
+             "SELECT grp, tbl, key, value, sync_id FROM skiff_sync_rows "
+             "WHERE grp IN (SELECT value FROM json_each(?4) WHERE value > ?1) "
+             "ORDER BY 1, 2, 3 LIMIT ?5",
              &scan_sync_rows_));
     SKIFF_RETURN_IF_ERROR(
         make("SELECT usr, last_seq FROM skiff_devices WHERE device = ?1", &get_device_));

@@ -59,6 +59,56 @@ TEST(JsonReaderTest, RefusesWhatIsNotJson) {
   EXPECT_FALSE(in.Skip());  // refused, not a stack overflow
 }
 
+// Strings are scanned 16 and 8 bytes at a time: a quote, a backslash or a
+// control character must stop the scan at every length and offset, and bytes
+// at or above 0x80 (UTF-8) and 0x20..0x7F must not.
+TEST(JsonReaderTest, FindsEveryStopByteAtEveryOffset) {
+  for (size_t length = 0; length <= 40; ++length) {
+    std::string plain;
+    for (size_t i = 0; i < length; ++i) plain += "a\x7f\xc3\xa9 ~"[i % 6];
+    std::string s;
+    const std::string quoted = "\"" + plain + "\"";
+    JsonReader whole(quoted);
+    ASSERT_TRUE(whole.String(&s)) << length;
+    EXPECT_EQ(s, plain);
+    for (size_t at = 0; at < length; ++at) {
+      std::string escaped = plain;
+      escaped.replace(at, 1, "\\n");
+      std::string_view view;
+      const std::string escaped_text = "\"" + escaped + "\"";
+      JsonReader with_escape(escaped_text);
+      ASSERT_TRUE(with_escape.String(&view)) << length << " " << at;
+      std::string expected = plain;
+      expected[at] = '\n';
+      EXPECT_EQ(view, expected) << length << " " << at;
+      std::string control = plain;
+      control[at] = '\x1f';
+      EXPECT_FALSE(JsonReader("\"" + control + "\"").String(&s)) << length << " " << at;
+      std::string early = plain;
+      early[at] = '"';
+      const std::string early_text = "\"" + early + "\"";
+      JsonReader cut(early_text);
+      ASSERT_TRUE(cut.String(&view));
+      EXPECT_EQ(view, plain.substr(0, at));
+    }
+  }
+}
+
+TEST(JsonReaderTest, GivesMemberNamesAsViews) {
+  JsonReader in(R"({"plain":1,"e\u0073caped":2})");
+  std::string_view name;
+  bool done = false;
+  ASSERT_TRUE(in.BeginObject());
+  ASSERT_TRUE(in.NextMember(&name, &done));
+  EXPECT_EQ(name, "plain");
+  ASSERT_TRUE(in.Skip());
+  ASSERT_TRUE(in.NextMember(&name, &done));
+  EXPECT_EQ(name, "escaped");
+  ASSERT_TRUE(in.Skip());
+  ASSERT_TRUE(in.NextMember(&name, &done));
+  EXPECT_TRUE(done);
+}
+
 TEST(JsonReaderTest, ReadsUnsignedIntegersOnly) {
   uint64_t v = 0;
   EXPECT_TRUE(JsonReader("18446744073709551615").Unsigned(&v));

@@ -30,6 +30,25 @@ TEST(MemberNamesTest, CompactsNamesAndExpandsByteForByte) {
   EXPECT_EQ(names.size(), numbered);
 }
 
+// Each name is first tried against the one that followed the previous name
+// last time; a different order or a new name must still get its own number.
+TEST(MemberNamesTest, NamesInAnotherOrderKeepTheirOwnNumbers) {
+  MemberNames names;
+  for (const char* doc :
+       {R"({"a":1,"b":2,"c":{"d":3}})", R"({"a":1,"c":{"d":3},"b":2})", R"({"b":2,"a":1})",
+        R"({"a":1,"e":5,"b":2})", R"({"d":{"a":{"b":1}}})", R"({"a":1,"b":2,"c":{"d":3}})"}) {
+    std::string compact, back;
+    names.Compact(doc, &compact);
+    names.Expand(compact, &back);
+    EXPECT_EQ(back, doc);
+  }
+  EXPECT_EQ(names.size(), 5u);
+  std::string first, again;
+  names.Compact(R"({"c":{"d":3},"a":1})", &first);
+  names.Compact(R"({"c":{"d":3},"a":1})", &again);
+  EXPECT_EQ(first, again);
+}
+
 TEST(MemberNamesTest, KeepsTextThatIsNotJsonWhole) {
   MemberNames names;
   for (std::string text : {std::string("\x01\x02 odd"), std::string("\x02"), std::string("\"open"),

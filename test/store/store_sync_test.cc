@@ -105,6 +105,46 @@ TEST_P(StoreSyncTest, SyncedRowsHoldTheLatestValueAndPageByGroup) {
   EXPECT_EQ(odd->next, std::nullopt);
 }
 
+// Pages of several groups in (group, table, key) order: a cursor in the
+// middle of one group goes on with the rest of it, then the caller's later
+// groups; a group the caller lacks (between two of its groups, or named in
+// the cursor) is never read.
+TEST_P(StoreSyncTest, PagesCrossGroupsAndTablesInOrder) {
+  std::vector<Change> changes;
+  uint64_t id = 0;
+  for (const char* group : {"a", "b", "c"}) {
+    for (const char* table : {"t1", "t2"}) {
+      for (const char* key : {"k1", "k2", "k3"}) {
+        Change c = MakeChange(++id, group, key, "1");
+        c.table = table;
+        changes.push_back(c);
+      }
+    }
+  }
+  Push(changes);
+  for (size_t limit : {1u, 2u, 4u, 5u, 100u}) {
+    std::vector<std::string> seen;
+    SyncRowCursor cursor;
+    for (int pages = 0; pages < 100; ++pages) {
+      auto page = store().ScanSyncRows({"c", "a"}, cursor, limit);
+      ASSERT_OK(page);
+      ASSERT_LE(page->rows.size(), limit);
+      for (const SyncRow& row : page->rows) seen.push_back(row.group + row.table + row.key);
+      if (!page->next) break;
+      cursor = *page->next;
+    }
+    const std::vector<std::string> expected = {"at1k1", "at1k2", "at1k3", "at2k1",
+                                               "at2k2", "at2k3", "ct1k1", "ct1k2",
+                                               "ct1k3", "ct2k1", "ct2k2", "ct2k3"};
+    EXPECT_EQ(seen, expected) << "limit " << limit;
+  }
+  // A cursor in a group the caller lacks goes on with its later groups.
+  auto after_b = store().ScanSyncRows({"a", "c"}, SyncRowCursor{"b", "t1", "k2"}, 100);
+  ASSERT_OK(after_b);
+  ASSERT_EQ(after_b->rows.size(), 6u);
+  EXPECT_EQ(after_b->rows.front().group, "c");
+}
+
 // Each store folds a batch its own way (PostgreSQL derives the rows from the
 // log rows it inserts, SQLite keeps them by a trigger): whatever the order
 // of a batch, each row ends as its last change, beside document writes.

@@ -1,6 +1,6 @@
 #include "client/internal/json_reader.h"
 
-#include <cstring>
+#include "client/internal/byte_scan.h"
 
 namespace skiff::client::internal {
 namespace {
@@ -33,27 +33,6 @@ char Unescaped(char e) {
   }
 }
 
-bool IsPlain(char c) { return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20; }
-
-// The first byte at or after `p` that is a quote, a backslash or a control
-// character (or `end`). Strings are most of a reply's bytes, so they are
-// scanned eight bytes at a time: a word whose bytes are all plain is skipped
-// whole (the classic "has a zero byte" and "has a byte below n" tests).
-const char* SkipPlain(const char* p, const char* end) {
-  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
-  while (end - p >= 8) {
-    uint64_t x;
-    std::memcpy(&x, p, sizeof x);
-    const uint64_t quote = x ^ (kOnes * '"'), backslash = x ^ (kOnes * '\\');
-    const uint64_t stop =
-        ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) | ((x - kOnes * 0x20) & ~x);
-    if ((stop & kHigh) != 0) break;
-    p += 8;
-  }
-  while (p < end && IsPlain(*p)) ++p;
-  return p;
-}
-
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
@@ -73,17 +52,6 @@ void AppendUtf8(uint32_t cp, std::string* out) {
 }
 
 }  // namespace
-
-void JsonReader::SkipWhitespace() {
-  while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
-}
-
-bool JsonReader::Take(char c) {
-  SkipWhitespace();
-  if (p_ == end_ || *p_ != c) return false;
-  ++p_;
-  return true;
-}
 
 bool JsonReader::AtEnd() {
   SkipWhitespace();
@@ -116,6 +84,11 @@ bool JsonReader::NextMember(std::string* name, bool* done) {
   return *done || (String(name) && Take(':'));
 }
 
+bool JsonReader::NextMember(std::string_view* name, bool* done) {
+  if (!Step('}', done)) return false;
+  return *done || (String(name) && Take(':'));
+}
+
 bool JsonReader::NextElement(bool* done) { return Step(']', done); }
 
 bool JsonReader::Hex4(uint32_t* out) {
@@ -144,11 +117,25 @@ bool JsonReader::String(std::string* out) {
   return StringBody(out);
 }
 
+bool JsonReader::String(std::string_view* out) {
+  if (!Take('"')) return false;
+  const char* start = p_;
+  p_ = ScanToStop<Stops::kQuoteBackslashControl>(p_, end_);
+  if (p_ < end_ && *p_ == '"') {
+    *out = std::string_view(start, static_cast<size_t>(p_++ - start));
+    return true;
+  }
+  unescaped_.assign(start, p_);
+  if (!StringBody(&unescaped_)) return false;
+  *out = unescaped_;
+  return true;
+}
+
 bool JsonReader::StringBody(std::string* out) {
   for (;;) {
     // Copy the run up to the next quote, escape or control character at once.
     const char* run = p_;
-    p_ = SkipPlain(p_, end_);
+    p_ = ScanToStop<Stops::kQuoteBackslashControl>(p_, end_);
     if (out != nullptr) out->append(run, p_);
     if (p_ == end_ || static_cast<unsigned char>(*p_) < 0x20) return false;
     if (*p_++ == '"') return true;

@@ -22,13 +22,21 @@ class JsonReader {
  public:
   explicit JsonReader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
 
-  // Takes `c` (after whitespace) if it comes next.
-  bool Take(char c);
+  // Takes `c` (after whitespace) if it comes next. Inline: it runs between
+  // every two tokens.
+  bool Take(char c) {
+    SkipWhitespace();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
   // True when only whitespace is left.
   bool AtEnd();
 
   // A string, unescaped into `out`.
   bool String(std::string* out);
+  // A string as a view, as NextMember gives names.
+  bool String(std::string_view* out);
   // A non-negative integer that fits 64 bits.
   bool Unsigned(uint64_t* out);
   // `null`, if it comes next (nothing is consumed otherwise).
@@ -41,6 +49,9 @@ class JsonReader {
   // and sets `*done`. False on malformed text.
   bool BeginObject() { return Open('{'); }
   bool NextMember(std::string* name, bool* done);
+  // The same with the name as a view: into the text when it has no escape
+  // (most names), else into the reader's own copy, valid until the next call.
+  bool NextMember(std::string_view* name, bool* done);
   // The same for arrays: NextElement returns true with `*done` false when a
   // value follows (the caller reads it), or takes ']' and sets `*done`.
   bool BeginArray() { return Open('['); }
@@ -52,7 +63,9 @@ class JsonReader {
   // the first element, the ',' that must come first.
   bool Step(char close, bool* done);
   bool SkipValue(int depth);
-  void SkipWhitespace();
+  void SkipWhitespace() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
   bool SkipString();
   // After the opening quote: the rest of a string, unescaped into `out`
   // (nullptr: checked only).
@@ -63,6 +76,7 @@ class JsonReader {
 
   const char* p_;
   const char* end_;
+  std::string unescaped_;  // what String(std::string_view*) views when it had to unescape
   // Whether the object or array being walked has had a member yet, for the
   // comma rule; one bit per nesting level (64 levels at most).
   uint64_t first_ = 0;

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "client/internal/byte_scan.h"
+
 namespace skiff::client::internal {
 namespace {
 
@@ -17,6 +19,21 @@ int64_t MemberNames::Number(std::string_view name) {
   const auto number = static_cast<uint32_t>(names_.size());
   names_.emplace_back(name);
   numbers_.emplace(names_.back(), number);
+  follows_.push_back(kNoGuess);
+  return number;
+}
+
+int64_t MemberNames::NumberAfter(std::string_view name, uint32_t* after) {
+  const uint32_t guess = follows_[*after];
+  if (guess != kNoGuess && names_[guess] == name) {
+    *after = guess + 1;
+    return guess;
+  }
+  const int64_t number = Number(name);  // may grow follows_
+  if (number >= 0) {
+    follows_[*after] = static_cast<uint32_t>(number);
+    *after = static_cast<uint32_t>(number) + 1;
+  }
   return number;
 }
 
@@ -26,53 +43,56 @@ void MemberNames::Compact(std::string_view json, std::string* out) {
     out->append(json);
     return;
   }
+  // The compact form is never longer than the text (a numbered `"name":` of
+  // four bytes or more becomes three at most), so it is written in place
+  // into room made once and cut to size at the end.
+  const size_t base = out->size();
+  out->resize(base + json.size());
+  char* w = out->data() + base;
+  const auto put = [&w](const char* from, const char* to) {
+    std::memcpy(w, from, static_cast<size_t>(to - from));
+    w += to - from;
+  };
   const char* p = json.data();
   const char* end = p + json.size();
+  uint32_t after = 0;  // the slot of follows_ that guesses the next name
   while (p < end) {
     // Everything up to the next string goes as it is.
-    const char* quote = static_cast<const char*>(memchr(p, '"', static_cast<size_t>(end - p)));
-    if (quote == nullptr) {
-      out->append(p, end);
-      return;
-    }
-    out->append(p, quote);
-    // Most strings have no escape: the first quote closes them. With one,
-    // walk from the first escape, pairing each with what it escapes.
-    const char* s =
-        static_cast<const char*>(memchr(quote + 1, '"', static_cast<size_t>(end - quote - 1)));
-    const char* backslash =
-        s == nullptr
-            ? nullptr
-            : static_cast<const char*>(memchr(quote + 1, '\\', static_cast<size_t>(s - quote - 1)));
-    const bool escaped = backslash != nullptr;
+    const char* quote = ScanToStop<Stops::kQuote>(p, end);
+    put(p, quote);
+    if (quote == end) break;
+    // Most strings have no escape: the first stop is the closing quote. With
+    // one, walk on from it, pairing each backslash with what it escapes.
+    const char* s = ScanToStop<Stops::kQuoteBackslash>(quote + 1, end);
+    const bool escaped = s < end && *s == '\\';
     if (escaped) {
-      s = backslash;
       while (s < end && *s != '"') s += *s == '\\' ? 2 : 1;
     }
-    if (s == nullptr || s >= end) {  // unterminated: not JSON, keep the rest as it is
-      out->append(quote, end);
-      return;
+    if (s >= end) {  // unterminated: not JSON, keep the rest as it is
+      put(quote, end);
+      break;
     }
-    const char* after = s + 1;  // past the closing quote
+    const char* past = s + 1;  // past the closing quote
     int64_t number = -1;
-    if (!escaped && after < end && *after == ':') {
-      number = Number(std::string_view(quote + 1, static_cast<size_t>(s - quote - 1)));
+    if (!escaped && past < end && *past == ':') {
+      number = NumberAfter(std::string_view(quote + 1, static_cast<size_t>(s - quote - 1)), &after);
     }
     if (number < 0) {
-      out->append(quote, after);
-      p = after;
+      put(quote, past);
+      p = past;
       continue;
     }
-    out->push_back(kMark);
+    *w++ = kMark;
     for (auto n = static_cast<uint64_t>(number);; n >>= 7) {
       if (n < 0x80) {
-        out->push_back(static_cast<char>(n));
+        *w++ = static_cast<char>(n);
         break;
       }
-      out->push_back(static_cast<char>(0x80 | (n & 0x7F)));
+      *w++ = static_cast<char>(0x80 | (n & 0x7F));
     }
-    p = after + 1;  // the ':' is implied
+    p = past + 1;  // the ':' is implied
   }
+  out->resize(static_cast<size_t>(w - out->data()));
 }
 
 void MemberNames::Expand(std::string_view compact, std::string* out) const {

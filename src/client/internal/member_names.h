@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace skiff::client::internal {
 
@@ -34,11 +35,22 @@ class MemberNames {
   size_t size() const { return names_.size(); }
 
  private:
+  static constexpr uint32_t kNoGuess = UINT32_MAX;
+
   // The number of `name`, numbering it if there is room; -1 when full.
   int64_t Number(std::string_view name);
+  // Number, tried first against the name that followed the one numbered
+  // `*after - 1` last time (`*after` 0: the first name of a value); sets
+  // `*after` for the next name. Rows of one table repeat their names in the
+  // same order, so the guess nearly always spares the hash lookup.
+  int64_t NumberAfter(std::string_view name, uint32_t* after);
 
   std::deque<std::string> names_;  // a deque: numbers_ views its strings, which must not move
   std::unordered_map<std::string_view, uint32_t> numbers_;
+  // follows_[0]: the first name of the last value compacted; follows_[n + 1]:
+  // the name last seen after name n. kNoGuess where none was seen yet.
+  // One more than there are names.
+  std::vector<uint32_t> follows_ = {kNoGuess};
 };
 
 }  // namespace skiff::client::internal
