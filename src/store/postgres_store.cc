@@ -231,10 +231,17 @@ void PrepareStatements(pqxx::connection& conn) {
   conn.prepare("read_changes",
                "SELECT sync_id, grp, tbl, key, value FROM skiff_changes "
                "WHERE sync_id > $1 AND grp = ANY($2::text[]) ORDER BY sync_id LIMIT $3");
-  conn.prepare("scan_sync_rows",
+  // A page is the rest of the cursor's group, then the caller's later groups
+  // from their start: each an index scan that begins where its rows begin.
+  // One statement, `(grp, tbl, key) > (...) AND grp = ANY(...)`, began each
+  // page at the start of the cursor's group and walked to the cursor, so a
+  // paged bootstrap cost the square of its rows.
+  conn.prepare("scan_sync_rows_in_group",
                "SELECT grp, tbl, key, value, sync_id FROM skiff_sync_rows "
-               "WHERE (grp, tbl, key) > ($1, $2, $3) AND grp = ANY($4::text[]) "
-               "ORDER BY grp, tbl, key LIMIT $5");
+               "WHERE grp = $1 AND (tbl, key) > ($2, $3) ORDER BY tbl, key LIMIT $4");
+  conn.prepare("scan_sync_rows_of_groups",
+               "SELECT grp, tbl, key, value, sync_id FROM skiff_sync_rows "
+               "WHERE grp = ANY($1::text[]) ORDER BY grp, tbl, key LIMIT $2");
   conn.prepare("get_device", "SELECT usr, last_seq FROM skiff_devices WHERE device = $1");
   // Cluster sync. The counter row's lock orders sync commits across servers.
   conn.prepare("lock_sync_counter",
@@ -490,21 +497,42 @@ class PostgresStore final : public Store {
   Result<SyncRowPage> ScanSyncRows(const std::vector<std::string>& groups,
                                    const SyncRowCursor& after, size_t limit) override {
     SKIFF_RETURN_IF_ERROR(ValidateSyncScan(groups, after, limit));
+    // The caller's groups after the cursor's, in key order ("C" collation).
+    std::vector<std::string_view> later;
+    for (const std::string& g : groups) {
+      if (g > after.group) later.push_back(g);
+    }
+    std::sort(later.begin(), later.end());
+    later.erase(std::unique(later.begin(), later.end()), later.end());
+    const bool in_cursor_group = !after.group.empty() && std::find(groups.begin(), groups.end(),
+                                                                   after.group) != groups.end();
     SyncRowPage page;
     SKIFF_RETURN_IF_ERROR(Run([&](pqxx::connection& conn) {
       pqxx::nontransaction tx(conn);
-      Count(1);
-      pqxx::result r = tx.exec_prepared("scan_sync_rows", after.group, after.table, after.key,
-                                        PgArrayOf(groups, Sv), static_cast<long long>(limit) + 1);
       page = SyncRowPage();
-      for (const auto& row : r) {
-        if (page.rows.size() == limit) {
-          const SyncRow& last = page.rows.back();
-          page.next = SyncRowCursor{last.group, last.table, last.key};
-          break;
+      // One row past the page says whether another follows.
+      const size_t wanted = limit + 1;
+      const auto take = [&](const pqxx::result& r) {
+        for (const auto& row : r) {
+          page.rows.push_back(SyncRow{Text(row[0]), Text(row[1]), Text(row[2]), Text(row[3]),
+                                      row[4].as<uint64_t>()});
         }
-        page.rows.push_back(
-            SyncRow{Text(row[0]), Text(row[1]), Text(row[2]), Text(row[3]), row[4].as<uint64_t>()});
+      };
+      if (in_cursor_group) {
+        Count(1);
+        take(tx.exec_prepared("scan_sync_rows_in_group", after.group, after.table, after.key,
+                              static_cast<long long>(wanted)));
+      }
+      if (page.rows.size() < wanted && !later.empty()) {
+        Count(1);
+        take(tx.exec_prepared("scan_sync_rows_of_groups",
+                              PgArrayOf(later, [](std::string_view g) { return g; }),
+                              static_cast<long long>(wanted - page.rows.size())));
+      }
+      if (page.rows.size() > limit) {
+        page.rows.resize(limit);
+        const SyncRow& last = page.rows.back();
+        page.next = SyncRowCursor{last.group, last.table, last.key};
       }
     }));
     return page;
