@@ -79,11 +79,6 @@ bool JsonReader::Step(char close, bool* done) {
   return first || Take(',');
 }
 
-bool JsonReader::NextMember(std::string* name, bool* done) {
-  if (!Step('}', done)) return false;
-  return *done || (String(name) && Take(':'));
-}
-
 bool JsonReader::NextMember(std::string_view* name, bool* done) {
   if (!Step('}', done)) return false;
   return *done || (String(name) && Take(':'));

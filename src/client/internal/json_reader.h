@@ -35,7 +35,8 @@ class JsonReader {
 
   // A string, unescaped into `out`.
   bool String(std::string* out);
-  // A string as a view, as NextMember gives names.
+  // A string as a view: into the text when it has no escape (most strings),
+  // else into the reader's own unescaped copy, valid until the next call.
   bool String(std::string_view* out);
   // A non-negative integer that fits 64 bits.
   bool Unsigned(uint64_t* out);
@@ -48,9 +49,7 @@ class JsonReader {
   // name and its ':' into `name` and returns true, or takes the closing '}'
   // and sets `*done`. False on malformed text.
   bool BeginObject() { return Open('{'); }
-  bool NextMember(std::string* name, bool* done);
-  // The same with the name as a view: into the text when it has no escape
-  // (most names), else into the reader's own copy, valid until the next call.
+  // The name is a view, as String(std::string_view*) gives it.
   bool NextMember(std::string_view* name, bool* done);
   // The same for arrays: NextElement returns true with `*done` false when a
   // value follows (the caller reads it), or takes ']' and sets `*done`.
