@@ -11,6 +11,7 @@
 #include "client/client.h"
 #include "client/internal/bootstrap_page.h"
 #include "client/internal/row_table.h"
+#include "doc/document.h"
 #include "doc/names.h"
 
 namespace skiff::client {
@@ -468,7 +469,10 @@ class Device::Impl {
         const size_t n = std::min(outbox_.size(), std::max<size_t>(1, push_limit_));
         for (size_t i = 0; i < n; ++i) {
           const OutboxEntry& e = outbox_[i];
-          doc::Value value = e.value ? doc::Value::parse(*e.value) : doc::Value();
+          doc::Value value;
+          if (e.value) {
+            SKIFF_ASSIGN_OR_RETURN(value, doc::Parse(*e.value, doc::kNoLimits));
+          }
           changes.push_back({{"seq", e.seq},
                              {"table", e.name.table},
                              {"key", e.name.key},

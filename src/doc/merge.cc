@@ -2,8 +2,77 @@
 
 #include <exception>
 #include <string>
+#include <utility>
 
 namespace skiff::doc {
+namespace {
+
+using Object = Value::object_t;
+
+// A patch adding or removing at most this many members changes them one at a
+// time (each a move of the members after it); more than this rebuilds the
+// object in one pass, so a large patch on a large object stays linear.
+constexpr size_t kMembersChangedInPlace = 8;
+
+void Apply(Value& target, const Value& patch);
+
+// RFC 7386 for one object: `changes` and `members` are both in key order, so a
+// single merging walk visits each once.
+void MergeObject(Object& members, const Object& changes) {
+  size_t added = 0;
+  size_t removed = 0;
+  for (const auto& [key, change] : changes) {
+    const bool present = members.find(key) != members.end();
+    if (change.is_null()) {
+      removed += present ? 1 : 0;
+    } else {
+      added += present ? 0 : 1;
+    }
+  }
+  if (added + removed <= kMembersChangedInPlace) {
+    for (const auto& [key, change] : changes) {
+      if (change.is_null()) {
+        members.erase(key);
+      } else {
+        Apply(members[key], change);
+      }
+    }
+    return;
+  }
+  Object::Members merged;
+  merged.reserve(members.size() + added - removed);
+  auto have = members.begin();
+  for (const auto& [key, change] : changes) {
+    for (; have != members.end() && have->first < key; ++have) merged.push_back(std::move(*have));
+    const bool present = have != members.end() && have->first == key;
+    if (change.is_null()) {
+      if (present) ++have;
+      continue;
+    }
+    if (present) {
+      Apply(have->second, change);
+      merged.push_back(std::move(*have));
+      ++have;
+    } else {
+      Value fresh;
+      Apply(fresh, change);
+      merged.emplace_back(key, std::move(fresh));
+    }
+  }
+  for (; have != members.end(); ++have) merged.push_back(std::move(*have));
+  members = Object::FromMembers(std::move(merged));
+}
+
+void Apply(Value& target, const Value& patch) {
+  if (!patch.is_object()) {
+    target = patch;
+    return;
+  }
+  if (!target.is_object()) target = Value::object();
+  MergeObject(target.get_ref<Object&>(), patch.get_ref<const Object&>());
+}
+
+}  // namespace
 
 Status MergePatch(Value& doc, const Value& patch, size_t max_depth) {
   // Every container of the patch lands in the result at the level it has in
@@ -11,14 +80,14 @@ Status MergePatch(Value& doc, const Value& patch, size_t max_depth) {
   // member is a leaf and only deletes), and the parts of `doc` the patch does
   // not reach keep their depth. So the result stays within `max_depth` exactly
   // when the patch does, given a `doc` that already did. Checking before
-  // applying keeps `doc` unchanged on error and bounds the recursion of
-  // merge_patch, which follows the patch.
+  // applying keeps `doc` unchanged on error and bounds the recursion of Apply,
+  // which follows the patch.
   if (!CheckDepth(patch, max_depth).ok()) {
     return TooLarge("the patched document would nest deeper than " + std::to_string(max_depth) +
                     " levels");
   }
   try {
-    doc.merge_patch(patch);  // RFC 7386, section 2, as written
+    Apply(doc, patch);  // RFC 7386, section 2
   } catch (const std::exception& e) {
     // Only allocation can fail here; `doc` may then be partly patched, but the
     // process is in no state to go on either.

@@ -1,6 +1,8 @@
 #include "doc/document.h"
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -100,6 +102,15 @@ TEST(ParseTest, MillionDeepArrayIsRefusedWithoutRecursion) {
   EXPECT_EQ(Parse(objects).status().code(), StatusCode::kTooLarge);
 }
 
+TEST(ParseTest, NoLimitsTakesWhatTheDefaultsRefuse) {
+  const std::string deep = std::string(100, '[') + std::string(100, ']');
+  EXPECT_EQ(Parse(deep).status().code(), StatusCode::kTooLarge);
+  Result<Value> v = Parse(deep, kNoLimits);
+  ASSERT_OK(v);
+  EXPECT_TRUE(v->is_array());
+  EXPECT_EQ(Parse("[1,", kNoLimits).status().code(), StatusCode::kBadRequest);
+}
+
 TEST(ParseTest, SizeLimitIsTooLarge) {
   Limits limits;
   limits.max_document_bytes = 10;
@@ -107,6 +118,59 @@ TEST(ParseTest, SizeLimitIsTooLarge) {
   Result<Value> v = Parse(R"({"a":"123"})", limits);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kTooLarge);
+}
+
+TEST(ParseTest, MembersComeOutInKeyOrderAndARepeatedKeyKeepsTheLast) {
+  Result<Value> v = Parse(R"({"b":1,"a":{"y":2,"x":3},"b":4,"c":[{"q":1,"p":2}]})");
+  ASSERT_OK(v);
+  EXPECT_EQ(Dump(*v), R"({"a":{"x":3,"y":2},"b":4,"c":[{"p":2,"q":1}]})");
+}
+
+// Every object and array is allocated once at its size: the hot form of a
+// document carries no spare capacity.
+TEST(ParseTest, ContainersHaveNoSpareCapacity) {
+  Result<Value> v = Parse(R"({"c":3,"a":[1,2,3,4,5],"b":{"x":[],"y":[[1],[2,3]]},"d":{}})");
+  ASSERT_OK(v);
+  std::vector<const Value*> pending{&*v};
+  while (!pending.empty()) {
+    const Value* node = pending.back();
+    pending.pop_back();
+    if (node->is_array()) {
+      const auto& items = node->get_ref<const Value::array_t&>();
+      EXPECT_EQ(items.capacity(), items.size()) << Dump(*node);
+    } else if (node->is_object()) {
+      const auto& members = node->get_ref<const Value::object_t&>();
+      EXPECT_EQ(members.capacity(), members.size()) << Dump(*node);
+    }
+    for (const Value& child : *node) {
+      if (child.is_structured()) pending.push_back(&child);
+    }
+  }
+}
+
+// nlohmann's own tree builder would insert each key into the sorted members as
+// it came, moving all those after it: 200,000 keys in descending order would
+// take on the order of 10^10 moves. Parse sorts each object once.
+TEST(ParseTest, AnObjectOfManyKeysInDescendingOrderParsesWhole) {
+  constexpr int kKeys = 200'000;
+  std::string text = "{";
+  for (int i = kKeys - 1; i >= 0; --i) {
+    char member[32];
+    std::snprintf(member, sizeof member, "\"k%06d\":%d,", i, i);
+    text += member;
+  }
+  text.back() = '}';
+  Result<Value> v = Parse(text);
+  ASSERT_OK(v);
+  ASSERT_EQ(v->size(), static_cast<size_t>(kKeys));
+  int expected = 0;
+  for (const auto& [key, value] : v->items()) {
+    char name[16];
+    std::snprintf(name, sizeof name, "k%06d", expected);
+    ASSERT_EQ(key, name);
+    ASSERT_EQ(value, expected);
+    ++expected;
+  }
 }
 
 TEST(DumpTest, IsCompactAndRoundTrips) {

@@ -1,5 +1,7 @@
 #include "doc/merge.h"
 
+#include <cstdint>
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -82,6 +84,50 @@ TEST(MergePatchTest, DeepPatchBuiltInCodeIsRefusedWithoutRecursing) {
   Value doc = Value::object();
   EXPECT_EQ(MergePatch(doc, patch).code(), StatusCode::kTooLarge);
   EXPECT_EQ(doc, Value::object());
+}
+
+// A random object of `members` keys drawn from `names`, with nested objects,
+// nulls (in patches), arrays and scalars.
+Value RandomObject(std::mt19937_64& random, size_t members, size_t names, bool nulls, int depth) {
+  Value out = Value::object();
+  for (size_t i = 0; i < members; ++i) {
+    const std::string key = "k" + std::to_string(random() % names);
+    switch (random() % (depth > 0 ? 5 : 4)) {
+      case 0:
+        out[key] = nulls ? Value() : Value(static_cast<int64_t>(random() % 100));
+        break;
+      case 1:
+        out[key] = static_cast<int64_t>(random() % 100);
+        break;
+      case 2:
+        out[key] = "s" + std::to_string(random() % 100);
+        break;
+      case 3:
+        out[key] = Value::array({1, "two", nullptr});
+        break;
+      default:
+        out[key] = RandomObject(random, random() % 6, 8, nulls, depth - 1);
+        break;
+    }
+  }
+  return out;
+}
+
+// Small patches change members one at a time and large ones rebuild the
+// object in one pass; both must give what nlohmann's merge_patch gives on its
+// std::map tree.
+TEST(MergePatchTest, AgreesWithNlohmannOnRandomPatchesSmallAndLarge) {
+  std::mt19937_64 random(11);
+  for (int round = 0; round < 300; ++round) {
+    const size_t names = round % 2 == 0 ? 12 : 400;
+    const size_t patch_members = round % 3 == 0 ? 2 : 1 + random() % (names / 2);
+    Value doc = RandomObject(random, random() % names, names, false, 2);
+    const Value patch = RandomObject(random, patch_members, names, true, 2);
+    nlohmann::json oracle = nlohmann::json::parse(Dump(doc));
+    oracle.merge_patch(nlohmann::json::parse(Dump(patch)));
+    ASSERT_OK(MergePatch(doc, patch));
+    ASSERT_EQ(Dump(doc), oracle.dump()) << "round " << round << " patch " << Dump(patch);
+  }
 }
 
 }  // namespace

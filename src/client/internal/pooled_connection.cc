@@ -202,8 +202,9 @@ void PooledConnection::OnMessage(std::string_view payload, bool binary) {
       return;
     }
   }
-  doc::Value reply = doc::Value::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (!reply.is_object()) return;
+  Result<doc::Value> parsed_reply = doc::Parse(payload, doc::kNoLimits);
+  if (!parsed_reply.ok() || !parsed_reply->is_object()) return;
+  doc::Value& reply = *parsed_reply;
   Actions actions;
   {
     MutexLock lock(&mu_);

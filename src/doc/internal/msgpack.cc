@@ -253,8 +253,8 @@ bool Decoder::ReadArray(size_t n, Value& out, size_t depth) {
 bool Decoder::ReadMap(size_t n, Value& out, size_t depth) {
   if (depth >= kMaxPackedDepth) return Fail("nesting deeper than the packed form allows");
   if (n > remaining() / 2) return Fail("map longer than its data");  // key and value
-  out = Value::object();
-  auto& members = out.get_ref<Value::object_t&>();
+  Value::object_t::Members members;
+  members.reserve(n);
   std::string key;
   for (size_t i = 0; i < n; ++i) {
     if (!Need(1)) return false;
@@ -272,11 +272,13 @@ bool Decoder::ReadMap(size_t n, Value& out, size_t depth) {
       return Fail("map key is not a string");
     }
     if (!ReadString(len, key)) return false;
-    // Pack writes members in key order, so the hint makes each insert O(1);
-    // a repeated key in forged data just overwrites.
-    auto it = members.emplace_hint(members.end(), std::move(key), nullptr);
-    if (!Read(it->second, depth + 1)) return false;
+    members.emplace_back(std::move(key), nullptr);
+    if (!Read(members.back().second, depth + 1)) return false;
   }
+  // Pack writes members in key order, which FromMembers only checks; forged
+  // data out of order is sorted once, and of a repeated key the last stays.
+  out = Value(Value::value_t::object);
+  out.get_ref<Value::object_t&>() = Value::object_t::FromMembers(std::move(members));
   return true;
 }
 
