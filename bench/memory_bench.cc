@@ -10,7 +10,8 @@
 //
 // BM_DocumentForms counts the heap bytes of one document in the hot (parsed)
 // and packed forms (support/heap_counter.h); BM_Unpack times unpacking a
-// ~1 KB and a ~870 KB document. Everything also goes to memory.json, next to
+// ~1 KB and a ~870 KB document; BM_HotWrite times an `add`, a small merge
+// and a parse on ~1 KB guild trees. Everything also goes to memory.json, next to
 // the family's JSON output, for the results page (tools/report).
 //
 // Sizes by profile (documents, pack after, evict after, idle): quick 20,000,
@@ -34,7 +35,9 @@
 
 #include "client/client.h"
 #include "doc/document.h"
+#include "doc/merge.h"
 #include "doc/pack.h"
+#include "doc/path.h"
 #include "server/users.h"
 #include "store/store.h"
 #include "support/bench_options.h"
@@ -480,8 +483,68 @@ void BM_Unpack(benchmark::State& state) {
   (void)Report().Set("unpack", large ? "large" : "small", {{"json_bytes", json_bytes}, {"us", us}});
 }
 
+// The in-process work of a write on a document the hot tier holds as a tree:
+// kind 0 is `add` of 1 to stats.messages, kind 1 a merge of a two-member patch
+// parsed from its text (as a request brings it), kind 2 parsing the ~1 KB text
+// itself (a document turning into a tree). Kinds 0 and 1 dump the result, as
+// the write then stores its text. Cycles over 256 guilds; afterwards each
+// kind checks that its writes landed.
+void BM_HotWrite(benchmark::State& state) {
+  constexpr int kCount = 256;
+  const int kind = static_cast<int>(state.range(0));
+  std::vector<std::string> texts;
+  std::vector<doc::Value> trees;
+  for (int i = 0; i < kCount; ++i) {
+    texts.push_back(doc::Dump(support::GuildDocument(kSeed, i)));
+    trees.push_back(*doc::Parse(texts.back()));
+  }
+  const auto messages = [&] {
+    double sum = 0;
+    for (const doc::Value& t : trees) sum += t["stats"]["messages"].get<double>();
+    return sum;
+  };
+  const double messages_before = messages();
+  const doc::Path path{"stats", "messages"};
+  const doc::Value one = 1;
+  const std::string patch_text = R"({"settings":{"afk_timeout":660},"stats":{"score":12.5}})";
+  size_t next = 0;
+  size_t out_bytes = 0;
+  bool ok = true;
+  for (auto _ : state) {
+    doc::Value& tree = trees[next];
+    if (kind == 0) {
+      ok = ok && doc::AddAtPath(tree, path, one).ok();
+      out_bytes += doc::Dump(tree).size();
+    } else if (kind == 1) {
+      Result<doc::Value> patch = doc::Parse(patch_text);
+      ok = ok && patch.ok() && doc::MergePatch(tree, *patch).ok();
+      out_bytes += doc::Dump(tree).size();
+    } else {
+      Result<doc::Value> parsed = doc::Parse(texts[next]);
+      ok = ok && parsed.ok();
+      benchmark::DoNotOptimize(parsed);
+    }
+    if (++next == trees.size()) next = 0;
+  }
+  benchmark::DoNotOptimize(out_bytes);
+  const auto iterations = static_cast<double>(state.iterations());
+  if (kind == 0) ok = ok && messages() - messages_before == iterations;
+  if (kind == 1 && state.iterations() >= kCount) {
+    for (const doc::Value& t : trees) ok = ok && t["settings"]["afk_timeout"] == 660;
+  }
+  if (!ok) {
+    state.SkipWithError("a write failed or did not land");
+    return;
+  }
+  state.SetLabel(kind == 0 ? "add" : kind == 1 ? "merge" : "parse");
+}
+
 const bool kRegistered = AddRegistration([] {
   AddCase("BM_DocumentForms", BM_DocumentForms)->Iterations(1);
+  AddCase("BM_HotWrite", BM_HotWrite)
+      ->ArgName("kind")
+      ->DenseRange(0, 2)
+      ->Unit(benchmark::kMicrosecond);
   AddCase("BM_Unpack", BM_Unpack)
       ->ArgName("kind")
       ->Arg(0)
