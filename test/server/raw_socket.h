@@ -56,7 +56,8 @@ class RawSocket {
     if (frames_.empty()) return std::nullopt;
     std::string frame = std::move(frames_.front());
     frames_.pop_front();
-    return doc::Value::parse(frame, nullptr, false);
+    Result<doc::Value> parsed = doc::Parse(frame, doc::kNoLimits);
+    return parsed.ok() ? std::move(*parsed) : doc::Value(doc::Value::value_t::discarded);
   }
 
   std::optional<doc::Value> Exchange(const std::string& text) {

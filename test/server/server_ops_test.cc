@@ -2,7 +2,9 @@
 // SQLite file, plus pipelining, per-key order under contention and
 // persistence across a restart.
 #include <atomic>
+#include <cstdio>
 #include <future>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -78,6 +80,52 @@ TEST_F(ServerOpsTest, MergeFollowsRfc7386) {
   // Merging into a missing document starts from nothing.
   ASSERT_OK(c.Merge("t", "fresh", {{"x", 1}}));
   EXPECT_EQ(**c.Get("t", "fresh"), (Value{{"x", 1}}));
+}
+
+// A document of 100,000 members written in descending key order, then merged
+// with a patch that deletes half of them and adds 50,000 more, also in
+// descending order. Objects keep their members in one sorted vector, so
+// inserting them one at a time in this order would move every member after
+// each one: on the order of 10^10 moves, far past RawSocket's 10 s wait.
+// The server must take both whole and give back what nlohmann's std::map
+// tree gives.
+TEST_F(ServerOpsTest, LargeObjectsInDescendingKeyOrderAreSetMergedAndReadWhole) {
+  constexpr int kMembers = 100'000;
+  auto member = [](char prefix, int i, const std::string& value) {
+    char name[16];
+    std::snprintf(name, sizeof name, "%c%06d", prefix, i);
+    return "\"" + std::string(name) + "\":" + value + ",";
+  };
+  std::string value = "{";
+  std::string patch = "{";
+  for (int i = kMembers - 1; i >= 0; --i) {
+    value += member('k', i, std::to_string(i));
+    patch += member('k', i, i % 2 == 0 ? "null" : i % 3 == 0 ? "{\"x\":null,\"y\":1}" : "-1");
+    if (i % 2 == 0) patch += member('j', i, "\"new\"");
+  }
+  value.back() = '}';
+  patch.back() = '}';
+
+  RawSocket raw(server_->port());
+  ASSERT_TRUE(raw.WaitOpen());
+  Value login = {{"id", 0}, {"op", "login"}, {"user", "alice"}, {"secret", alice_secret_}};
+  ASSERT_EQ((*raw.Exchange(login.dump()))["ok"], true);
+  std::optional<Value> set =
+      raw.Exchange(R"({"id":1,"op":"set","table":"t","key":"big","value":)" + value + "}");
+  ASSERT_TRUE(set.has_value());
+  ASSERT_EQ((*set)["ok"], true) << set->dump();
+  std::optional<Value> merged =
+      raw.Exchange(R"({"id":2,"op":"merge","table":"t","key":"big","patch":)" + patch + "}");
+  ASSERT_TRUE(merged.has_value());
+  ASSERT_EQ((*merged)["ok"], true) << merged->dump();
+  std::optional<Value> got = raw.Exchange(R"({"id":3,"op":"get","table":"t","key":"big"})");
+  ASSERT_TRUE(got.has_value());
+  ASSERT_EQ((*got)["ok"], true);
+
+  nlohmann::json oracle = nlohmann::json::parse(value);
+  oracle.merge_patch(nlohmann::json::parse(patch));
+  ASSERT_EQ(oracle.size(), static_cast<size_t>(kMembers));
+  EXPECT_TRUE(doc::Dump((*got)["value"]) == oracle.dump());
 }
 
 TEST_F(ServerOpsTest, AllPagesInKeyOrder) {
