@@ -188,6 +188,9 @@ Result<Value> Parse(std::string_view text, const Limits& limits) {
     if (Value::sax_parse(text.begin(), text.end(), &builder)) return builder.TakeRoot();
   } catch (const std::bad_alloc&) {
     return TooLarge("document does not fit in memory");
+  } catch (const std::exception& e) {
+    // Not expected: the parser reports its own errors through the builder.
+    return BadRequest("invalid JSON: " + WithoutExceptionPrefix(e.what()));
   }
   if (builder.error_id() >= 100 && builder.error_id() < 200) {  // a parse_error
     // The position counts the bytes read, the offending one included; the

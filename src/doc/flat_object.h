@@ -7,9 +7,15 @@
 //
 // Inserting one key in the middle moves the members after it. Whoever builds
 // an object from input of unbounded size (the parser, the packed-form reader,
-// merge) appends the members and calls Normalize once, which sorts them only
+// merge, a range insert) gathers the members and sorts them once, and only
 // when they are out of order; one insert at a time is for code that adds a
 // bounded number of keys. Inserting keys in ascending order is constant time.
+//
+// Unlike std::map, an insert may move every member of the object: a reference
+// or iterator to a member is invalid after an insert into the same object.
+// nlohmann's update() and merge_patch() with an argument that lives inside
+// `*this` rely on std::map's stability and must not be called that way, and
+// JSON_DIAGNOSTICS (parent pointers into the members) must stay off.
 #ifndef SKIFF_DOC_FLAT_OBJECT_H_
 #define SKIFF_DOC_FLAT_OBJECT_H_
 
@@ -55,9 +61,9 @@ class FlatObject {
   // Takes `members` in any order. Where a key repeats, the last one stays, as
   // when each member is assigned in turn.
   static FlatObject FromMembers(Members members) {
+    SortAndKeep(members, Keep::kLast);
     FlatObject object;
     object.members_ = std::move(members);
-    object.Normalize();
     return object;
   }
 
@@ -110,9 +116,28 @@ class FlatObject {
   std::pair<iterator, bool> insert(value_type&& member) {
     return emplace(std::move(member.first), std::move(member.second));
   }
+  // Like std::map's range insert: a key already present keeps its value, and
+  // of a key repeated in the range the first stays. Sorts the range once.
   template <class InputIt>
   void insert(InputIt first, InputIt last) {
-    for (; first != last; ++first) emplace(first->first, first->second);
+    Members added;
+    for (; first != last; ++first) added.emplace_back(first->first, first->second);
+    SortAndKeep(added, Keep::kFirst);
+    if (members_.empty()) {
+      members_ = std::move(added);
+      return;
+    }
+    Members merged;
+    merged.reserve(members_.size() + added.size());
+    auto have = members_.begin();
+    for (value_type& m : added) {
+      for (; have != members_.end() && have->first < m.first; ++have) {
+        merged.push_back(std::move(*have));
+      }
+      if (have == members_.end() || m.first < have->first) merged.push_back(std::move(m));
+    }
+    for (; have != members_.end(); ++have) merged.push_back(std::move(*have));
+    members_ = std::move(merged);
   }
 
   template <class K>
@@ -167,23 +192,35 @@ class FlatObject {
                             [](const value_type& m, const K& k) { return m.first < k; });
   }
 
-  void Normalize() {
-    const auto by_key = [](const value_type& a, const value_type& b) { return a.first < b.first; };
-    if (std::adjacent_find(members_.begin(), members_.end(), [](const auto& a, const auto& b) {
+  enum class Keep { kFirst, kLast };
+
+  // Sorts `members` by key and keeps one member per key. Leaves members that
+  // are already strictly ascending (the usual case for text we wrote) as
+  // they are, without allocating.
+  static void SortAndKeep(Members& members, Keep keep) {
+    if (std::adjacent_find(members.begin(), members.end(), [](const auto& a, const auto& b) {
           return !(a.first < b.first);
-        }) == members_.end()) {
-      return;  // strictly ascending already: the usual case for text we wrote
+        }) == members.end()) {
+      return;
     }
-    std::stable_sort(members_.begin(), members_.end(), by_key);
-    // Of each run of equal keys keep the last, which stable_sort left last.
-    auto out = members_.begin();
-    for (auto it = members_.begin(); it != members_.end(); ++it) {
-      const auto next = std::next(it);
-      if (next != members_.end() && next->first == it->first) continue;
-      if (out != it) *out = std::move(*it);
+    std::stable_sort(members.begin(), members.end(),
+                     [](const value_type& a, const value_type& b) { return a.first < b.first; });
+    // stable_sort kept each run of equal keys in input order.
+    auto out = members.begin();
+    for (auto run = members.begin(); run != members.end();) {
+      auto next = std::next(run);
+      while (next != members.end() && next->first == run->first) ++next;
+      auto kept = keep == Keep::kFirst ? run : std::prev(next);
+      if (out != kept) *out = std::move(*kept);
       ++out;
+      run = next;
     }
-    members_.erase(out, members_.end());
+    if (out != members.end()) {
+      members.erase(out, members.end());
+      // Repeats can be most of a hostile input ({"a":0,"a":0,...}): do not
+      // keep their room.
+      members.shrink_to_fit();
+    }
   }
 
   Members members_;

@@ -39,27 +39,40 @@ void MergeObject(Object& members, const Object& changes) {
     }
     return;
   }
+  // Room for every member either side may keep, so that putting the members
+  // back after a failed allocation (below) cannot itself allocate.
   Object::Members merged;
-  merged.reserve(members.size() + added - removed);
+  merged.reserve(members.size() + added);
   auto have = members.begin();
-  for (const auto& [key, change] : changes) {
-    for (; have != members.end() && have->first < key; ++have) merged.push_back(std::move(*have));
-    const bool present = have != members.end() && have->first == key;
-    if (change.is_null()) {
-      if (present) ++have;
-      continue;
+  try {
+    for (const auto& [key, change] : changes) {
+      for (; have != members.end() && have->first < key; ++have) {
+        merged.push_back(std::move(*have));
+      }
+      const bool present = have != members.end() && have->first == key;
+      if (change.is_null()) {
+        if (present) ++have;
+        continue;
+      }
+      if (present) {
+        Apply(have->second, change);
+        merged.push_back(std::move(*have));
+        ++have;
+      } else {
+        Value fresh;
+        Apply(fresh, change);
+        merged.emplace_back(key, std::move(fresh));
+      }
     }
-    if (present) {
-      Apply(have->second, change);
-      merged.push_back(std::move(*have));
-      ++have;
-    } else {
-      Value fresh;
-      Apply(fresh, change);
-      merged.emplace_back(key, std::move(fresh));
-    }
+  } catch (...) {
+    // Members not reached yet are still in place: move them over too, so the
+    // object stays whole and sorted (patched up to here) for the caller.
+    for (; have != members.end(); ++have) merged.push_back(std::move(*have));
+    members = Object::FromMembers(std::move(merged));
+    throw;
   }
   for (; have != members.end(); ++have) merged.push_back(std::move(*have));
+  if (removed > 0) merged.shrink_to_fit();
   members = Object::FromMembers(std::move(merged));
 }
 

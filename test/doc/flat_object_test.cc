@@ -63,6 +63,32 @@ TEST(FlatObjectTest, FromMembersSortsAndKeepsTheLastOfARepeatedKey) {
   EXPECT_EQ(Members(sorted), (std::vector<std::pair<std::string, int>>{{"a", 1}, {"b", 2}}));
 }
 
+TEST(FlatObjectTest, FromMembersDropsTheRoomOfRepeatedKeys) {
+  Object::Members repeats(1000, {"a", 0});
+  repeats.back().second = 7;
+  Object o = Object::FromMembers(std::move(repeats));
+  EXPECT_EQ(Members(o), (std::vector<std::pair<std::string, int>>{{"a", 7}}));
+  EXPECT_EQ(o.capacity(), 1u);
+}
+
+// As std::map's range insert: present keys keep their values, and of a key
+// repeated in the range the first stays; a range in any order is sorted once.
+TEST(FlatObjectTest, RangeInsertKeepsWhatIsThereAndTheFirstOfARepeat) {
+  const std::vector<std::pair<std::string, int>> range = {{"d", 1}, {"b", 2}, {"d", 3},
+                                                          {"a", 4}, {"c", 5}, {"b", 6}};
+  Object o{{"c", 9}};
+  o.insert(range.begin(), range.end());
+  std::map<std::string, int> oracle{{"c", 9}};
+  oracle.insert(range.begin(), range.end());
+  EXPECT_EQ(Members(o), Members(oracle));
+
+  std::vector<std::pair<std::string, int>> descending;
+  for (int i = 100'000; i > 0; --i) descending.emplace_back("k" + std::to_string(i), i);
+  const Object built(descending.begin(), descending.end());
+  const std::map<std::string, int> built_oracle(descending.begin(), descending.end());
+  EXPECT_EQ(Members(built), Members(built_oracle));
+}
+
 // Random inserts, assignments and erases give the same members, in the same
 // order, as std::map does.
 TEST(FlatObjectTest, AgreesWithStdMapOnRandomOperations) {
