@@ -196,6 +196,12 @@ void AddOptions(CLI::App& app, SuiteOptions& o, std::string* stores, std::string
                              "skiffd-sqlite-commit", "skiffd-sqlite-memory",
                              "skiffd-postgres-commit", "index"}))
       ->group(geo);
+  app.add_option("--geo-near-form", o.geo_near_form,
+                 "skiffd's near reply: columns (parallel arrays) or items (an object each)")
+      ->envname("SKIFF_GEO_NEAR_FORM")
+      ->check(CLI::IsMember({"columns", "items"}))
+      ->capture_default_str()
+      ->group(geo);
 }
 
 constexpr char kFooter[] = R"(

@@ -45,6 +45,7 @@ struct SuiteOptions {
   int64_t geo_check = 0;
   int64_t geo_connections = 16;
   std::vector<std::string> geo_targets;  // empty: all
+  std::string geo_near_form = "columns";
 };
 
 // What the command line asked the main to do.

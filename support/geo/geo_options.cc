@@ -31,6 +31,7 @@ GeoOptions GetGeoOptions() {
   o.check = size_t(suite.geo_check);
   o.connections = size_t(suite.geo_connections);
   o.targets.insert(suite.geo_targets.begin(), suite.geo_targets.end());
+  o.near_columns = suite.geo_near_form == "columns";
   return o;
 }
 

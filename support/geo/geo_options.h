@@ -12,6 +12,8 @@
 //   --geo-targets=a,b       all: redis, tarantool, postgres-point, postgis,
 //                           sqlite-rtree (and the in-process index cases,
 //                           `index`)
+//   --geo-near-form=F       columns: skiffd answers `near` as parallel arrays;
+//                           items: one object per item
 //
 // The full profile is the page's budget (up to 200,000 queries or 50 s).
 // A value type, made from the options the suite's main parsed: safe from any
@@ -33,6 +35,8 @@ struct GeoOptions {
   size_t check = 0;           // 0: by profile
   size_t connections = 16;
   std::set<std::string> targets;  // empty: all
+  // skiffd's near answers as parallel arrays (`columns`), not item objects.
+  bool near_columns = true;
 
   size_t Points() const;
   std::chrono::nanoseconds SearchBudget() const;

@@ -16,9 +16,11 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "client/client.h"
 #include "support/e2e_options.h"
+#include "support/geo/geo_options.h"
 #include "support/geo/geo_peers.h"
 #include "support/load_driver.h"
 #include "support/postgres.h"
@@ -34,42 +36,81 @@ void AppendDouble(std::string& out, double v) {
   out.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
 }
 
-// Reads a near reply, {"id":N,"ok":true,"items":[{"key":"ID","dist_m":D},...]},
-// into `out`, checking every item and that items come in the documented
-// order (distance, then key bytes). Keys of this workload are decimal ids.
+// Reads a near reply into `out`, checking every item and that items come in
+// the documented order (distance, then key bytes). Keys of this workload are
+// decimal ids. Two forms: items, {"id":N,"ok":true,"items":[{"key":"ID",
+// "dist_m":D},...]}, and columns, {"id":N,"ok":true,"keys":["ID",...],
+// "dist_m":[D,...]}.
 class NearReplyScanner {
  public:
   explicit NearReplyScanner(std::string_view reply) : text_(reply) {}
 
-  Status Scan(std::vector<GeoHit>* out) {
+  Status Scan(bool columns, std::vector<GeoHit>* out) {
     out->clear();
+    keys_.clear();
     if (ReplyMember(text_, "ok") != "true") return Internal("near refused: " + std::string(text_));
-    constexpr std::string_view kItems = "\"items\":[";
-    const size_t items = text_.find(kItems);
-    if (items == std::string_view::npos) return Malformed("no items");
-    at_ = items + kItems.size();
-    std::string_view last_key;
-    if (Take("]")) return End();
+    SKIFF_RETURN_IF_ERROR(columns ? ScanColumns(out) : ScanItems(out));
+    for (size_t i = 1; i < out->size(); ++i) {
+      const double prev = (*out)[i - 1].dist_m;
+      const double dist = (*out)[i].dist_m;
+      if (dist < prev || (dist == prev && keys_[i] <= keys_[i - 1])) {
+        return Malformed("items out of order");
+      }
+    }
+    return End();
+  }
+
+ private:
+  Status ScanItems(std::vector<GeoHit>* out) {
+    SKIFF_RETURN_IF_ERROR(Find("\"items\":["));
+    if (Take("]")) return Status::Ok();
     do {
-      if (!Take("{\"key\":\"")) return Malformed("an item does not start with its key");
-      const size_t key_start = at_;
+      if (!Take("{\"key\":")) return Malformed("an item does not start with its key");
       uint64_t id = 0;
-      if (!Number(&id) || !Take("\"")) return Malformed("a key that is no id");
-      const std::string_view key = text_.substr(key_start, at_ - 1 - key_start);
+      SKIFF_RETURN_IF_ERROR(Key(&id));
       double dist = 0;
       if (!Take(",\"dist_m\":") || !Number(&dist) || !Take("}")) {
         return Malformed("an item without its distance");
       }
-      if (!out->empty()) {
-        const double prev = out->back().dist_m;
-        if (dist < prev || (dist == prev && key <= last_key))
-          return Malformed("items out of order");
-      }
       out->push_back({id, dist});
-      last_key = key;
     } while (Take(","));
-    if (!Take("]")) return Malformed("items not closed");
-    return End();
+    return Take("]") ? Status::Ok() : Malformed("items not closed");
+  }
+
+  Status ScanColumns(std::vector<GeoHit>* out) {
+    SKIFF_RETURN_IF_ERROR(Find("\"keys\":["));
+    if (!Take("]")) {
+      do {
+        uint64_t id = 0;
+        SKIFF_RETURN_IF_ERROR(Key(&id));
+        out->push_back({id, 0});
+      } while (Take(","));
+      if (!Take("]")) return Malformed("keys not closed");
+    }
+    if (!Take(",\"dist_m\":[")) return Malformed("no distances after the keys");
+    size_t i = 0;
+    if (!Take("]")) {
+      do {
+        if (i == out->size() || !Number(&(*out)[i].dist_m)) return Malformed("a distance too many");
+        ++i;
+      } while (Take(","));
+      if (!Take("]")) return Malformed("distances not closed");
+    }
+    return i == out->size() ? Status::Ok() : Malformed("fewer distances than keys");
+  }
+
+  // A quoted decimal id; its text kept for the order check.
+  Status Key(uint64_t* id) {
+    const size_t start = at_ + 1;
+    if (!Take("\"") || !Number(id) || !Take("\"")) return Malformed("a key that is no id");
+    keys_.push_back(text_.substr(start, at_ - 1 - start));
+    return Status::Ok();
+  }
+  Status Find(std::string_view member) {
+    const size_t at = text_.find(member);
+    if (at == std::string_view::npos) return Malformed("no " + std::string(member));
+    at_ = at + member.size();
+    return Status::Ok();
   }
 
  private:
@@ -96,11 +137,13 @@ class NearReplyScanner {
 
   std::string_view text_;
   size_t at_ = 0;
+  std::vector<std::string_view> keys_;  // the items' keys, in order
 };
 
 class SkiffdConnection final : public GeoConnection {
  public:
-  explicit SkiffdConnection(std::unique_ptr<LoadDriver> driver) : driver_(std::move(driver)) {}
+  SkiffdConnection(std::unique_ptr<LoadDriver> driver, bool columns)
+      : driver_(std::move(driver)), columns_(columns) {}
 
   Status Insert(const GeoPoint& p) override {
     Start("set");
@@ -126,8 +169,9 @@ class SkiffdConnection final : public GeoConnection {
     body_ += ',';
     AppendDouble(body_, q.box_m);
     body_ += ']';
+    if (columns_) body_ += ",\"columns\":true";
     SKIFF_ASSIGN_OR_RETURN(std::string reply, driver_->Call(body_));
-    return NearReplyScanner(reply).Scan(out);
+    return NearReplyScanner(reply).Scan(columns_, out);
   }
 
  private:
@@ -148,6 +192,7 @@ class SkiffdConnection final : public GeoConnection {
   }
 
   std::unique_ptr<LoadDriver> driver_;
+  bool columns_;
   std::string body_;
 };
 
@@ -191,7 +236,8 @@ class SkiffdTarget final : public GeoTarget {
     o.pipeline = 1;  // one request in flight: the benchmark's shape
     o.timeout = std::chrono::seconds(60);
     SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<LoadDriver> driver, LoadDriver::Connect(o));
-    return std::unique_ptr<GeoConnection>(new SkiffdConnection(std::move(driver)));
+    return std::unique_ptr<GeoConnection>(
+        new SkiffdConnection(std::move(driver), GetGeoOptions().near_columns));
   }
 
   Result<uint64_t> Count() override {

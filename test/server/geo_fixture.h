@@ -47,7 +47,9 @@ class GeoFixture : public ServerFixture {
 
   static doc::Value Point(double lat, double lon) { return {{"lat", lat}, {"lon", lon}}; }
 
-  // The near reply's items, or the error.
+  // The near reply's items, or the error. Every query is asked in both
+  // forms, items and columns (parallel arrays), which must give the same
+  // answer to the bit.
   static Result<std::vector<NearItem>> Near(client::Client& c, doc::Value request) {
     request["op"] = "near";
     SKIFF_ASSIGN_OR_RETURN(doc::Value reply, c.CallSync(request));
@@ -56,6 +58,25 @@ class GeoFixture : public ServerFixture {
       NearItem n{item.at("key").get<std::string>(), item.at("dist_m").get<double>(), {}};
       if (item.contains("value")) n.value = item["value"];
       items.push_back(std::move(n));
+    }
+    request["columns"] = true;
+    SKIFF_ASSIGN_OR_RETURN(doc::Value columns, c.CallSync(request));
+    EXPECT_FALSE(columns.contains("items"));
+    const doc::Value& keys = columns.at("keys");
+    const doc::Value& dists = columns.at("dist_m");
+    const bool values = request.value("values", false);
+    EXPECT_EQ(columns.contains("values"), values);
+    EXPECT_EQ(keys.size(), items.size());
+    EXPECT_EQ(dists.size(), items.size());
+    if (values) {
+      EXPECT_EQ(columns.at("values").size(), items.size());
+    }
+    for (size_t i = 0; i < items.size() && i < keys.size() && i < dists.size(); ++i) {
+      EXPECT_EQ(keys[i].get<std::string>(), items[i].key) << "item " << i;
+      EXPECT_EQ(dists[i].get<double>(), items[i].dist_m) << "item " << i;
+      if (values && i < columns["values"].size()) {
+        EXPECT_EQ(columns["values"][i], items[i].value) << "item " << i;
+      }
     }
     return items;
   }

@@ -91,6 +91,7 @@ TEST_F(GeoNearInputTest, BadInputGetsBadRequestWithAClearMessage) {
       {with({{"box_m", 10}}), "field 'box_m' must be [width, height]"},
       {with({{"box_m", {"10", 10}}}), "field 'box_m' must be [width, height]"},
       {with({{"values", "yes"}}), "field 'values' must be true or false"},
+      {with({{"columns", 1}}), "field 'columns' must be true or false"},
   };
   for (const Case& k : cases) {
     auto reply = Near(c, k.request);

@@ -120,6 +120,16 @@ Result<std::optional<double>> GetNumber(const doc::Value& obj, const char* name,
   return std::optional<double>(v->get<double>());
 }
 
+// An optional boolean field; `*flag` is left alone when absent (or null).
+Status GetFlag(const doc::Value& obj, const char* name, bool* flag) {
+  const doc::Value* v = Find(obj, name);
+  if (v == nullptr || v->is_null()) return Status::Ok();
+  if (!v->is_boolean())
+    return BadRequest(std::string("field '") + name + "' must be true or false");
+  *flag = v->get<bool>();
+  return Status::Ok();
+}
+
 // Types here; ranges in GeoIndex::CheckQuery, which the index runs on every
 // query (the messages name the fields the same way).
 Status DecodeNear(const doc::Value& obj, Request& r) {
@@ -145,11 +155,8 @@ Status DecodeNear(const doc::Value& obj, Request& r) {
     r.geo.box_w_m = (*box)[0].get<double>();
     r.geo.box_h_m = (*box)[1].get<double>();
   }
-  if (const doc::Value* values = Find(obj, "values"); values != nullptr && !values->is_null()) {
-    if (!values->is_boolean()) return BadRequest("field 'values' must be true or false");
-    r.values = values->get<bool>();
-  }
-  return Status::Ok();
+  SKIFF_RETURN_IF_ERROR(GetFlag(obj, "values", &r.values));
+  return GetFlag(obj, "columns", &r.columns);
 }
 
 Status DecodeFields(doc::Value& obj, Request& r) {

@@ -67,10 +67,12 @@ struct Request {
   uint64_t since = 0;               // pull wait
   store::SyncRowCursor sync_after;  // bootstrap; empty group = from the start
   uint64_t timeout_ms = 0;          // wait
-  // near: the query (its ranges are checked by GeoIndex::CheckQuery) and
-  // whether each item carries its document.
+  // near: the query (its ranges are checked by GeoIndex::CheckQuery),
+  // whether each item carries its document, and whether the answer comes as
+  // parallel arrays (keys, dist_m, values) instead of one object per item.
   GeoQuery geo;
   bool values = false;
+  bool columns = false;
 };
 
 // Decodes one request frame. On error, `*id` holds the request id when the

@@ -95,6 +95,51 @@ void AppendNearItems(std::string& out, const std::vector<GeoHit>& hits) {
   out.resize(size_t(p - out.data()));
 }
 
+// Appends the keys of `hits` as a JSON array of strings, written through a
+// pointer as AppendNearItems writes them, with the same escaping fallback.
+void AppendKeyArray(std::string& out, const std::vector<GeoHit>& hits) {
+  size_t room = 2;
+  for (const GeoHit& hit : hits) room += hit.key.size() + 3;
+  const size_t start = out.size();
+  out.resize(start + room);
+  char* p = out.data() + start;
+  *p++ = '[';
+  for (size_t i = 0; i < hits.size(); ++i) {
+    if (i > 0) *p++ = ',';
+    *p++ = '"';
+    for (const char ch : hits[i].key) {
+      if (!IsPlainJsonChar(ch)) {
+        out.resize(start);
+        out += '[';
+        for (size_t j = 0; j < hits.size(); ++j) {
+          if (j > 0) out += ',';
+          AppendJsonString(out, hits[j].key);
+        }
+        out += ']';
+        return;
+      }
+      *p++ = ch;
+    }
+    *p++ = '"';
+  }
+  *p++ = ']';
+  out.resize(size_t(p - out.data()));
+}
+
+// Appends the distances of `hits` as a JSON array of numbers.
+void AppendDistanceArray(std::string& out, const std::vector<GeoHit>& hits) {
+  const size_t start = out.size();
+  out.resize(start + 2 + hits.size() * (kDistanceChars + 1));
+  char* p = out.data() + start;
+  *p++ = '[';
+  for (size_t i = 0; i < hits.size(); ++i) {
+    if (i > 0) *p++ = ',';
+    p = std::to_chars(p, p + kDistanceChars, hits[i].dist_m).ptr;
+  }
+  *p++ = ']';
+  out.resize(size_t(p - out.data()));
+}
+
 std::string JsonString(std::string_view s) {
   std::string out;
   AppendJsonString(out, s);
@@ -478,45 +523,72 @@ Status RequestHandler::Near(Call& c) {
   }
   thread_local std::vector<GeoHit> hits;
   SKIFF_RETURN_IF_ERROR(documents_.geo().Nearest(r.table, r.geo, &hits));
+  // The documents first, when asked for: one deleted since the index
+  // answered is left out of the answer, in either form.
+  std::string values;
+  std::vector<size_t> value_ends;
+  if (r.values) {
+    value_ends.reserve(hits.size());
+    size_t kept = 0;
+    for (size_t i = 0; i < hits.size(); ++i) {
+      bool resident = true;
+      bool exists = false;
+      SKIFF_RETURN_IF_ERROR(documents_.Read(
+          r.table, hits[i].key,
+          [&](const CachedDocument& d) {
+            exists = d.exists();
+            if (exists) AppendDocument(values, d);
+          },
+          c.on_worker ? nullptr : &resident));
+      // Evicted: the whole answer is made again on a store worker.
+      if (!resident) return Offload(c);
+      if (!exists) continue;
+      if (kept != i) hits[kept] = std::move(hits[i]);
+      ++kept;
+      value_ends.push_back(values.size());
+    }
+    hits.resize(kept);
+  }
   std::string reply;
   // One allocation for the whole reply instead of a doubling run: an item
   // without its value takes 53 bytes of room and its key (AppendNearItems).
-  reply.reserve(64 + hits.size() * (r.values ? 128 : 64));
+  reply.reserve(64 + hits.size() * 64 + values.size() + value_ends.size() * 16);
   ReplyWriter w(reply, r.id);
-  std::string& out = w.Open("items").out();
-  out += '[';
-  if (!r.values) {
+  std::string& out = w.out();
+  auto value = [&](size_t i) {
+    const size_t begin = i == 0 ? 0 : value_ends[i - 1];
+    return std::string_view(values).substr(begin, value_ends[i] - begin);
+  };
+  if (r.columns) {
+    w.Open("keys");
+    AppendKeyArray(out, hits);
+    w.Open("dist_m");
+    AppendDistanceArray(out, hits);
+    if (r.values) {
+      w.Open("values");
+      out += '[';
+      for (size_t i = 0; i < hits.size(); ++i) {
+        if (i > 0) out += ',';
+        out += value(i);
+      }
+      out += ']';
+    }
+  } else if (!r.values) {
+    w.Open("items");
+    out += '[';
     AppendNearItems(out, hits);
     out += ']';
-    c.conn->Send(std::move(w.Finish()));
-    return Status::Ok();
-  }
-  bool first = true;
-  for (const GeoHit& hit : hits) {
-    const size_t start = out.size();
-    AppendNearItemHead(out, hit, first);
-    bool resident = true;
-    bool exists = false;
-    SKIFF_RETURN_IF_ERROR(documents_.Read(
-        r.table, hit.key,
-        [&](const CachedDocument& d) {
-          exists = d.exists();
-          if (!exists) return;
-          out += ",\"value\":";
-          AppendDocument(out, d);
-        },
-        c.on_worker ? nullptr : &resident));
-    // Evicted: the whole answer is made again on a store worker.
-    if (!resident) return Offload(c);
-    if (!exists) {
-      // Deleted since the index answered: left out.
-      out.resize(start);
-      continue;
+  } else {
+    w.Open("items");
+    out += '[';
+    for (size_t i = 0; i < hits.size(); ++i) {
+      AppendNearItemHead(out, hits[i], i == 0);
+      out += ",\"value\":";
+      out += value(i);
+      out += '}';
     }
-    out += '}';
-    first = false;
+    out += ']';
   }
-  out += ']';
   c.conn->Send(std::move(w.Finish()));
   return Status::Ok();
 }
