@@ -170,7 +170,10 @@ class GeoIndexTest : public ::testing::Test {
     }
   }
 
-  GeoIndex index_;
+  // Packs after a few hundred changes, so that the oracle tests below run
+  // on a packed tree and a grown one side by side, with packs finishing
+  // while they write and ask.
+  GeoIndex index_{RepackPolicy{.min_changes = 300, .after_copy = {}}};
   Points points_;
 };
 
@@ -469,6 +472,7 @@ TEST_F(GeoIndexTest, MemoryIsCountedAndReturned) {
   for (int i = 0; i < 20'000; ++i) {
     Put(std::to_string(i + 1), {gen.Uniform(1.19, 1.39), gen.Uniform(103.75, 103.95)});
   }
+  index_.AwaitRepack();
   const GeoIndexStats full = index_.Stats();
   EXPECT_EQ(full.points, 20'000u);
   EXPECT_GT(full.bytes, 20'000 * 48);  // at least a slot (key and position) per point
@@ -479,6 +483,7 @@ TEST_F(GeoIndexTest, MemoryIsCountedAndReturned) {
   EXPECT_GE(index_.Stats().bytes - full.bytes, 200);
   Drop(long_key);
   for (int i = 0; i < 20'000; ++i) Drop(std::to_string(i + 1));
+  index_.AwaitRepack();
   const GeoIndexStats drained = index_.Stats();
   EXPECT_EQ(drained.points, 0u);
   // What stays are the grown arrays (slots, free list, table cells), never
@@ -521,6 +526,110 @@ TEST_F(GeoIndexTest, QueriesRunAlongsideWrites) {
   for (std::thread& t : readers) t.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(index_.size(), 3000u);
+  index_.AwaitRepack();
+  EXPECT_GT(index_.Stats().repacks, 0u);  // the packs ran alongside the readers too
+}
+
+// Points as one by one inserts leave them, the packs on the way included:
+// fewer bytes than a tree grown alone, and the same answers.
+TEST(GeoIndexRepackTest, GrowingIndexPacksItselfAndStaysExact) {
+  GeoIndex index;  // the default policy
+  Points points;
+  Generator gen(10);
+  for (int i = 0; i < 30'000; ++i) {
+    const Point p = gen.Mixed();
+    const std::string key = std::to_string(i + 1);
+    ASSERT_OK(index.Upsert(key, p.lat, p.lon));
+    points[key] = p;
+  }
+  index.AwaitRepack();
+  const GeoIndexStats stats = index.Stats();
+  EXPECT_GE(stats.repacks, 3u);  // at 4,096, 8,192, 12,288, ... changes
+  EXPECT_EQ(stats.points, 30'000u);
+  EXPECT_LE(stats.BytesPerPoint(), 112);  // grown alone: about 119
+  for (int i = 0; i < 40; ++i) {
+    const Point c = gen.Mixed();
+    std::vector<GeoHit> got;
+    ASSERT_OK(index.Nearest(At(c.lat, c.lon, 500), &got));
+    EXPECT_TRUE(SameAnswer(got, BruteForce(points, At(c.lat, c.lon, 500))))
+        << c.lat << "," << c.lon;
+  }
+}
+
+// Writes made while a pack builds its tree are replayed into it before it
+// is swapped in: moves, removals and new keys made at the worst moment
+// (after the copy) are all in the packed index.
+TEST(GeoIndexRepackTest, WritesDuringAPackAreReplayedIntoIt) {
+  Points points;
+  Points late;  // written by the hook, on the packing thread
+  std::vector<std::string> removed;
+  GeoIndex* self = nullptr;
+  bool hooked = false;
+  GeoIndex index(RepackPolicy{.min_changes = 200, .after_copy = [&] {
+                                if (hooked) return;
+                                hooked = true;
+                                Generator gen(12);
+                                for (int i = 0; i < 50; ++i) {  // moves
+                                  const std::string key = std::to_string(1 + gen.Below(200));
+                                  late[key] = gen.Mixed();
+                                  ASSERT_OK(self->Upsert(key, late[key].lat, late[key].lon));
+                                }
+                                for (int i = 0; i < 30; ++i) {  // new keys
+                                  const std::string key = "new" + std::to_string(i);
+                                  late[key] = gen.Mixed();
+                                  ASSERT_OK(self->Upsert(key, late[key].lat, late[key].lon));
+                                }
+                                for (int i = 181; i <= 200; ++i) {  // removals
+                                  removed.push_back(std::to_string(i));
+                                  self->Remove(removed.back());
+                                }
+                              }});
+  self = &index;
+  Generator gen(11);
+  for (int i = 1; i <= 200; ++i) {  // the 200th starts the pack
+    points[std::to_string(i)] = gen.Mixed();
+    ASSERT_OK(index.Upsert(std::to_string(i), points[std::to_string(i)].lat,
+                           points[std::to_string(i)].lon));
+  }
+  index.AwaitRepack();
+  ASSERT_TRUE(hooked);
+  EXPECT_EQ(index.Stats().repacks, 1u);
+  for (const auto& [key, p] : late) points[key] = p;
+  for (const std::string& key : removed) points.erase(key);
+  EXPECT_EQ(index.size(), points.size());
+  for (const auto& [key, p] : points) {
+    const auto found = index.Find(key);
+    ASSERT_TRUE(found.has_value()) << key;
+    EXPECT_EQ(found->lat, p.lat) << key;
+    EXPECT_EQ(found->lon, p.lon) << key;
+  }
+  for (const std::string& key : removed) EXPECT_FALSE(index.Find(key).has_value()) << key;
+  for (int i = 0; i < 20; ++i) {
+    const Point c = gen.Mixed();
+    std::vector<GeoHit> got;
+    ASSERT_OK(index.Nearest(At(c.lat, c.lon, 60), &got));
+    EXPECT_TRUE(SameAnswer(got, BruteForce(points, At(c.lat, c.lon, 60))));
+  }
+}
+
+// A Reset while a pack builds wins: the pack's tree, made from the points
+// before the Reset, is dropped.
+TEST(GeoIndexRepackTest, AResetDuringAPackWins) {
+  std::vector<GeoEntry> fresh;
+  for (int i = 0; i < 50; ++i) fresh.push_back({"r" + std::to_string(i), 1.0 * i, 2.0 * i});
+  GeoIndex* self = nullptr;
+  GeoIndex index(
+      RepackPolicy{.min_changes = 100, .after_copy = [&] { ASSERT_OK(self->Reset(fresh)); }});
+  self = &index;
+  for (int i = 0; i < 100; ++i) ASSERT_OK(index.Upsert("k" + std::to_string(i), 10, 10));
+  index.AwaitRepack();
+  EXPECT_EQ(index.Stats().repacks, 0u);
+  EXPECT_EQ(index.size(), fresh.size());
+  EXPECT_FALSE(index.Find("k0").has_value());
+  const auto r7 = index.Find("r7");
+  ASSERT_TRUE(r7.has_value());
+  EXPECT_EQ(r7->lat, 7.0);
+  EXPECT_EQ(r7->lon, 14.0);
 }
 
 }  // namespace

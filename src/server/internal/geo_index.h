@@ -21,6 +21,16 @@
 // (bytewise), and are exact: no point nearer than the last one returned is
 // left out.
 //
+// A tree grown point by point answers about a quarter slower than one packed
+// in a single pass, and its keys lie in memory in the order they came, not
+// in space. So once the points placed, moved or removed since the last pack
+// reach half the index (and at least RepackPolicy::min_changes), the index
+// packs itself again on a thread of its own: it copies the points under the
+// read lock, builds a packed tree with the keys in space order outside any
+// lock, then, under the write lock, replays the writes made meanwhile and
+// swaps the new tree in. Queries and writes go on during the build; the
+// index holds two copies of itself until the swap.
+//
 // Thread-safe: one reader/writer lock of its own; queries run in parallel,
 // writes are exclusive, and a waiting write goes before later queries. The index never calls out
 // while holding it, so a caller may hold its own lock (a key's shard lock) around any call: the
@@ -30,12 +40,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "server/internal/writer_first_mutex.h"
 
@@ -70,7 +83,17 @@ struct GeoIndexStats {
   size_t points = 0;
   int64_t bytes = 0;        // held by the index's containers (keys, table, tree)
   int64_t allocations = 0;  // heap blocks behind `bytes`
+  uint64_t repacks = 0;     // packs on the index's own thread, finished
   double BytesPerPoint() const { return points == 0 ? 0 : double(bytes) / double(points); }
+};
+
+struct RepackPolicy {
+  // Fewer changes than this never start a pack, however small the index.
+  size_t min_changes = 4096;
+  // Called on the packing thread after the points are copied and before the
+  // new tree is built, with no lock held (tests make writes there, to see
+  // them replayed).
+  std::function<void()> after_copy;
 };
 
 class GeoIndex {
@@ -78,7 +101,8 @@ class GeoIndex {
   static constexpr double kEarthRadiusM = 6'371'008.8;
   static constexpr size_t kMaxLimit = 10'000;
 
-  GeoIndex();
+  explicit GeoIndex(RepackPolicy policy = {});
+  // Waits for a pack in progress.
   ~GeoIndex();
   GeoIndex(const GeoIndex&) = delete;
   GeoIndex& operator=(const GeoIndex&) = delete;
@@ -113,10 +137,33 @@ class GeoIndex {
   size_t size() const;
   GeoIndexStats Stats() const;
 
+  // Returns once no pack is in progress (one started before the call has
+  // swapped its tree in).
+  void AwaitRepack();
+
  private:
   class Impl;
+  struct LoggedWrite {
+    std::string key;
+    std::optional<GeoPosition> position;  // nullopt: removed
+  };
+
+  // After a write, with mu_ held for writing: whether it makes a pack due
+  // (which it then marks started).
+  bool CountChange();
+  void StartRepack();
+  void Repack();
+
+  const RepackPolicy policy_;
   mutable WriterFirstMutex mu_;
-  std::unique_ptr<Impl> impl_;  // SKIFF_GUARDED_BY(mu_)
+  std::unique_ptr<Impl> impl_;    // SKIFF_GUARDED_BY(mu_)
+  size_t changes_ = 0;            // SKIFF_GUARDED_BY(mu_): since the last pack
+  bool repacking_ = false;        // SKIFF_GUARDED_BY(mu_)
+  uint64_t generation_ = 0;       // SKIFF_GUARDED_BY(mu_): bumped by Reset
+  uint64_t repacks_ = 0;          // SKIFF_GUARDED_BY(mu_)
+  std::vector<LoggedWrite> log_;  // SKIFF_GUARDED_BY(mu_): writes during a pack
+  Mutex thread_mu_;               // held to start or join the packing thread
+  std::thread packer_ SKIFF_GUARDED_BY(thread_mu_);
 };
 
 }  // namespace skiff::server::internal
