@@ -287,8 +287,9 @@ std::vector<geo::GeoHit> AsHits(const std::vector<GeoHit>& hits) {
 }
 
 // Inserts every point one by one, as skiffd's insert phase does, and waits
-// for the pack those inserts started (the index packs itself on its own
-// thread as it grows), so every case starts from the same tree.
+// for the last pack those inserts started (the index packs itself on its own
+// thread as it grows, and writes go on meanwhile, so where the packs fall
+// varies a little from run to run, as in skiffd).
 void Fill(GeoIndex& index, const std::vector<geo::GeoPoint>& points) {
   for (const geo::GeoPoint& p : points) (void)index.Upsert(std::to_string(p.id), p.lat, p.lon);
   index.AwaitRepack();

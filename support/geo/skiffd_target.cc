@@ -12,9 +12,11 @@
 // the SDK are kept for setup and stats).
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -112,8 +114,6 @@ class NearReplyScanner {
     at_ = at + member.size();
     return Status::Ok();
   }
-
- private:
   bool Take(std::string_view s) {
     if (text_.substr(at_, s.size()) != s) return false;
     at_ += s.size();
@@ -124,6 +124,9 @@ class NearReplyScanner {
     const char* begin = text_.data() + at_;
     auto [end, ec] = std::from_chars(begin, text_.data() + text_.size(), *v);
     if (ec != std::errc() || end == begin) return false;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (!std::isfinite(*v)) return false;  // from_chars reads "nan" and "inf"
+    }
     at_ += size_t(end - begin);
     return true;
   }

@@ -353,9 +353,10 @@ class GeoIndex::Impl {
     if (table_.size() == 0) return;
     std::vector<Candidate> found = Collect(region, limit);
     SelectNearest(found, limit);
-    // Slots are in insertion order, not in space, so each answer's slot is
-    // a cache miss of its own, and copying the keys waited on them one at a
-    // time (about 40 of a 100 us query on 100,000 points). Loads asked for
+    // Slots placed since the last pack are in insertion order, not in
+    // space, so each answer's slot may be a cache miss of its own, and
+    // copying the keys waited on them one at a time (about 40 of a 100 us
+    // query on 100,000 points, before the index packed itself). Loads asked for
     // kPrefetchAhead answers ahead overlap each other and the copy; asking
     // for all 500 at once, before the sort, won back a fifth as much.
     for (size_t i = 0; i < found.size() && i < kPrefetchAhead; ++i) {
@@ -582,7 +583,7 @@ Status GeoIndex::Upsert(std::string_view key, double lat, double lon) {
   {
     std::unique_lock lock(mu_);
     if (!impl_->Upsert(key, lat, lon)) return Status::Ok();
-    if (repacking_) log_.push_back({std::string(key), GeoPosition{lat, lon}});
+    Log(key, GeoPosition{lat, lon});
     pack = CountChange();
   }
   if (pack) StartRepack();
@@ -594,18 +595,35 @@ bool GeoIndex::Remove(std::string_view key) {
   {
     std::unique_lock lock(mu_);
     if (!impl_->Remove(key)) return false;
-    if (repacking_) log_.push_back({std::string(key), std::nullopt});
+    Log(key, std::nullopt);
     pack = CountChange();
   }
   if (pack) StartRepack();
   return true;
 }
 
+void GeoIndex::Log(std::string_view key, std::optional<GeoPosition> position) {
+  if (!repacking_) return;
+  try {
+    log_.push_back({std::string(key), position});
+  } catch (const std::bad_alloc&) {
+    // The write is in the index but cannot be replayed: the pack's tree
+    // would miss it, so the pack is dropped.
+    ++generation_;
+  }
+}
+
 bool GeoIndex::CountChange() {
   ++changes_;
   if (repacking_ || changes_ < std::max(policy_.min_changes, impl_->size() / 4)) return false;
   repacking_ = true;
+  pack_generation_ = generation_;
   return true;
+}
+
+void GeoIndex::EndRepack() {
+  std::vector<LoggedWrite>().swap(log_);
+  repacking_ = false;
 }
 
 void GeoIndex::StartRepack() {
@@ -614,24 +632,29 @@ void GeoIndex::StartRepack() {
   if (packer_.joinable()) packer_.join();
   try {
     packer_ = std::thread([this] { Repack(); });
-  } catch (const std::system_error&) {
-    // No thread to be had: no pack this time; the next due one tries again.
+  } catch (...) {
+    // No thread to be had (std::system_error, or bad_alloc for its state):
+    // no pack this time; the next due one tries again.
     std::unique_lock index_lock(mu_);
-    log_.clear();
     changes_ = 0;
-    repacking_ = false;
+    EndRepack();
   }
 }
 
 void GeoIndex::Repack() {
+  if (policy_.before_copy) policy_.before_copy();
+  // The pack holds while generation_ stays what it was when the pack was
+  // started: a Reset, or a write that could not be logged, bumps it, and the
+  // pack's tree is then dropped (the writes logged before a Reset belong to
+  // the index it replaced).
   std::unique_ptr<Impl> fresh;
   uint64_t generation = 0;
   try {
     std::vector<GeoEntry> entries;
     {
       std::shared_lock lock(mu_);
-      entries = impl_->Entries();
-      generation = generation_;
+      generation = pack_generation_;
+      if (generation == generation_) entries = impl_->Entries();
     }
     if (policy_.after_copy) policy_.after_copy();
     fresh = std::make_unique<Impl>();
@@ -641,23 +664,26 @@ void GeoIndex::Repack() {
   }
   std::unique_lock lock(mu_);
   if (fresh != nullptr && generation == generation_) {
-    // Writes made since the copy began (some may be in the copy already;
-    // replaying those changes nothing).
-    for (const LoggedWrite& w : log_) {
-      if (w.position) {
-        fresh->Upsert(w.key, w.position->lat, w.position->lon);
-      } else {
-        fresh->Remove(w.key);
+    try {
+      // Writes made since the pack started (some may be in the copy
+      // already; replaying those changes nothing).
+      for (const LoggedWrite& w : log_) {
+        if (w.position) {
+          fresh->Upsert(w.key, w.position->lat, w.position->lon);
+        } else {
+          fresh->Remove(w.key);
+        }
       }
+      impl_.swap(fresh);
+      ++repacks_;
+      changes_ = log_.size();  // replayed into the new tree one by one
+    } catch (const std::bad_alloc&) {
+      // The index in use is untouched; the pack is dropped.
     }
-    impl_.swap(fresh);
-    ++repacks_;
   }
-  changes_ = log_.size();  // replayed into the new tree one by one
-  std::vector<LoggedWrite>().swap(log_);
-  repacking_ = false;
+  EndRepack();
   lock.unlock();
-  fresh.reset();  // the replaced tree, freed outside the lock
+  fresh.reset();  // the replaced tree (or the dropped one), freed outside the lock
 }
 
 void GeoIndex::AwaitRepack() {
@@ -677,7 +703,8 @@ Status GeoIndex::Reset(const std::vector<GeoEntry>& entries) {
     std::unique_lock lock(mu_);
     impl_.swap(fresh);
     changes_ = 0;
-    ++generation_;  // a pack in progress copied the index replaced here
+    ++generation_;  // a pack in progress started on the index replaced here
+    log_.clear();
   }
   return Status::Ok();  // the old index is freed here, outside the lock
 }

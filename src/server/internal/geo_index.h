@@ -24,7 +24,7 @@
 // A tree grown point by point answers about a quarter slower than one packed
 // in a single pass, and its keys lie in memory in the order they came, not
 // in space. So once the points placed, moved or removed since the last pack
-// reach half the index (and at least RepackPolicy::min_changes), the index
+// reach a quarter of the index (and at least RepackPolicy::min_changes), the index
 // packs itself again on a thread of its own: it copies the points under the
 // read lock, builds a packed tree with the keys in space order outside any
 // lock, then, under the write lock, replays the writes made meanwhile and
@@ -90,9 +90,11 @@ struct GeoIndexStats {
 struct RepackPolicy {
   // Fewer changes than this never start a pack, however small the index.
   size_t min_changes = 4096;
-  // Called on the packing thread after the points are copied and before the
-  // new tree is built, with no lock held (tests make writes there, to see
-  // them replayed).
+  // Called on the packing thread with no lock held: before the points are
+  // copied, and after that, before the new tree is built (tests make writes
+  // and Resets there, to see them replayed or winning). Neither may call
+  // AwaitRepack (the thread would wait for itself).
+  std::function<void()> before_copy;
   std::function<void()> after_copy;
 };
 
@@ -137,8 +139,9 @@ class GeoIndex {
   size_t size() const;
   GeoIndexStats Stats() const;
 
-  // Returns once no pack is in progress (one started before the call has
-  // swapped its tree in).
+  // Returns once the pack started by a write that returned before this call,
+  // if any, is over (swapped in or dropped). A pack started by a write still
+  // under way on another thread may begin after it returns.
   void AwaitRepack();
 
  private:
@@ -148,9 +151,12 @@ class GeoIndex {
     std::optional<GeoPosition> position;  // nullopt: removed
   };
 
-  // After a write, with mu_ held for writing: whether it makes a pack due
-  // (which it then marks started).
+  // With mu_ held for writing, after a write: logs it for the pack in
+  // progress, if any; whether it makes a pack due (which it then marks
+  // started); and, when a pack is over, its log dropped and the mark cleared.
+  void Log(std::string_view key, std::optional<GeoPosition> position);
   bool CountChange();
+  void EndRepack();
   void StartRepack();
   void Repack();
 
@@ -160,6 +166,7 @@ class GeoIndex {
   size_t changes_ = 0;            // SKIFF_GUARDED_BY(mu_): since the last pack
   bool repacking_ = false;        // SKIFF_GUARDED_BY(mu_)
   uint64_t generation_ = 0;       // SKIFF_GUARDED_BY(mu_): bumped by Reset
+  uint64_t pack_generation_ = 0;  // SKIFF_GUARDED_BY(mu_): generation_ at the pack's start
   uint64_t repacks_ = 0;          // SKIFF_GUARDED_BY(mu_)
   std::vector<LoggedWrite> log_;  // SKIFF_GUARDED_BY(mu_): writes during a pack
   Mutex thread_mu_;               // held to start or join the packing thread
