@@ -663,6 +663,10 @@ void GeoIndex::Repack() {
     fresh.reset();  // the grown tree stays; the next due pack tries again
   }
   std::unique_lock lock(mu_);
+  // A dropped pack waits for another quarter of changes before the next
+  // (after a Reset the index is packed already; after a failed allocation
+  // a retry on the very next write would only fail again).
+  changes_ = 0;
   if (fresh != nullptr && generation == generation_) {
     try {
       // Writes made since the pack started (some may be in the copy
