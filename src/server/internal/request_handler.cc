@@ -58,6 +58,16 @@ void AppendNearItemHead(std::string& out, const GeoHit& hit, bool first) {
   out.append(digits, std::to_chars(digits, digits + sizeof digits, hit.dist_m).ptr);
 }
 
+// Copies `key` to `*p` (advancing it) while it is plain; false at the first
+// byte that needs escaping, which sends the caller down its escaping path.
+bool CopyPlainKey(char*& p, std::string_view key) {
+  for (const char ch : key) {
+    if (!IsPlainJsonChar(ch)) return false;
+    *p++ = ch;
+  }
+  return true;
+}
+
 // Appends `hits` as near items without values. When every key is plain
 // (the usual case) the items are written through a pointer into room made
 // once, each key checked as it is copied: appending them piece by piece, a
@@ -77,16 +87,13 @@ void AppendNearItems(std::string& out, const std::vector<GeoHit>& hits) {
   for (size_t i = 0; i < hits.size(); ++i) {
     if (i > 0) *p++ = ',';
     put(kKey);
-    for (const char ch : hits[i].key) {
-      if (!IsPlainJsonChar(ch)) {
-        out.resize(start);
-        for (size_t j = 0; j < hits.size(); ++j) {
-          AppendNearItemHead(out, hits[j], j == 0);
-          out += '}';
-        }
-        return;
+    if (!CopyPlainKey(p, hits[i].key)) {
+      out.resize(start);
+      for (size_t j = 0; j < hits.size(); ++j) {
+        AppendNearItemHead(out, hits[j], j == 0);
+        out += '}';
       }
-      *p++ = ch;
+      return;
     }
     put(kDist);
     p = std::to_chars(p, p + kDistanceChars, hits[i].dist_m).ptr;
@@ -107,18 +114,15 @@ void AppendKeyArray(std::string& out, const std::vector<GeoHit>& hits) {
   for (size_t i = 0; i < hits.size(); ++i) {
     if (i > 0) *p++ = ',';
     *p++ = '"';
-    for (const char ch : hits[i].key) {
-      if (!IsPlainJsonChar(ch)) {
-        out.resize(start);
-        out += '[';
-        for (size_t j = 0; j < hits.size(); ++j) {
-          if (j > 0) out += ',';
-          AppendJsonString(out, hits[j].key);
-        }
-        out += ']';
-        return;
+    if (!CopyPlainKey(p, hits[i].key)) {
+      out.resize(start);
+      out += '[';
+      for (size_t j = 0; j < hits.size(); ++j) {
+        if (j > 0) out += ',';
+        AppendJsonString(out, hits[j].key);
       }
-      *p++ = ch;
+      out += ']';
+      return;
     }
     *p++ = '"';
   }
