@@ -282,7 +282,7 @@ GeoQuery AsQuery(const geo::GeoSearch& s) {
 
 std::vector<geo::GeoHit> AsHits(const std::vector<GeoHit>& hits) {
   std::vector<geo::GeoHit> out;
-  for (const GeoHit& h : hits) out.push_back({std::stoull(h.key), h.dist_m});
+  for (const GeoHit& h : hits) out.push_back({std::stoull(h.key), h.dist_m()});
   return out;
 }
 

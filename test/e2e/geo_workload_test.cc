@@ -104,7 +104,7 @@ TEST(GeoOracleTest, AgreesWithTheIndexOnThePinnedWorkload) {
       const std::vector<GeoHit> truth = BruteForceNearest(w.points(), q, box);
       ASSERT_EQ(hits.size(), truth.size()) << "query " << i << " box " << box;
       std::vector<GeoHit> got;
-      for (const auto& h : hits) got.push_back({std::stoull(h.key), h.dist_m});
+      for (const auto& h : hits) got.push_back({std::stoull(h.key), h.dist_m()});
       const AnswerCheck c = CheckAnswer(got, truth, w.points(), q, box);
       EXPECT_EQ(c.unexplained, 0u) << c.problem;
       EXPECT_EQ(c.recall, 1) << "query " << i << " box " << box;

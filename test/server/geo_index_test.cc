@@ -77,18 +77,19 @@ std::vector<GeoHit> BruteForce(const Points& points, const GeoQuery& q) {
     const double d = Haversine(q.lat, q.lon, p.lat, p.lon);
     if (q.radius_m && d > *q.radius_m) continue;
     if (q.box_w_m && !InBox(q, p.lat, p.lon)) continue;
-    all.push_back({key, d});
+    all.push_back({key, std::llround(d * 1e6)});
   }
   std::sort(all.begin(), all.end(), [](const GeoHit& a, const GeoHit& b) {
-    return a.dist_m != b.dist_m ? a.dist_m < b.dist_m : a.key < b.key;
+    return a.dist_um != b.dist_um ? a.dist_um < b.dist_um : a.key < b.key;
   });
   if (all.size() > q.limit) all.resize(q.limit);
   return all;
 }
 
-// Haversine and the vectors agree to a micrometre below 10,000 km; beyond,
-// both lose precision towards the antipode (to about 0.1 m).
-double Tolerance(double d) { return d < 1e7 ? 1e-6 + 1e-12 * d : 0.5; }
+// Haversine and the vectors agree to well under a micrometre below
+// 10,000 km, so after rounding to whole micrometres the two may differ by
+// one; beyond, both lose precision towards the antipode (to about 0.1 m).
+int64_t ToleranceUm(double d) { return d < 1e7 ? 1 : 500'000; }
 
 ::testing::AssertionResult SameAnswer(const std::vector<GeoHit>& got,
                                       const std::vector<GeoHit>& want) {
@@ -97,10 +98,10 @@ double Tolerance(double d) { return d < 1e7 ? 1e-6 + 1e-12 * d : 0.5; }
   }
   for (size_t i = 0; i < got.size(); ++i) {
     if (got[i].key != want[i].key ||
-        std::abs(got[i].dist_m - want[i].dist_m) > Tolerance(want[i].dist_m)) {
+        std::abs(got[i].dist_um - want[i].dist_um) > ToleranceUm(want[i].dist_m())) {
       return ::testing::AssertionFailure()
-             << "hit " << i << ": " << got[i].key << " at " << got[i].dist_m << " m, oracle "
-             << want[i].key << " at " << want[i].dist_m << " m";
+             << "hit " << i << ": " << got[i].key << " at " << got[i].dist_m() << " m, oracle "
+             << want[i].key << " at " << want[i].dist_m() << " m";
     }
   }
   return ::testing::AssertionSuccess();
@@ -224,11 +225,11 @@ TEST_F(GeoIndexTest, PoleIsOnePointWhateverItsLongitude) {
   ASSERT_OK(index_.Nearest(At(90, 100, 3), &got));
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].key, "north-a");
-  EXPECT_EQ(got[0].dist_m, 0);
+  EXPECT_EQ(got[0].dist_m(), 0);
   EXPECT_EQ(got[1].key, "north-b");
-  EXPECT_EQ(got[1].dist_m, 0);
+  EXPECT_EQ(got[1].dist_m(), 0);
   EXPECT_EQ(got[2].key, "south");
-  EXPECT_NEAR(got[2].dist_m, kPi * kR, 0.5);
+  EXPECT_NEAR(got[2].dist_m(), kPi * kR, 0.5);
 }
 
 TEST_F(GeoIndexTest, TiesAreBrokenByKeyBytewise) {
@@ -246,7 +247,7 @@ TEST_F(GeoIndexTest, TiesAreBrokenByKeyBytewise) {
   EXPECT_EQ(got[3].key, "b");
   EXPECT_EQ(got[4].key, "\xc3\xa9");
   EXPECT_EQ(got[5].key, "near");
-  EXPECT_NEAR(got[5].dist_m, 11.12, 0.01);  // 1e-4 degree of latitude
+  EXPECT_NEAR(got[5].dist_m(), 11.12, 0.01);  // 1e-4 degree of latitude
 }
 
 TEST_F(GeoIndexTest, DuplicatePositionsAtTheLimitBoundary) {
@@ -267,11 +268,29 @@ TEST_F(GeoIndexTest, DistancesAreGreatCircleMetres) {
   ASSERT_OK(index_.Nearest(At(51.5074, -0.1278, 3), &got));
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].key, "london");
-  EXPECT_EQ(got[0].dist_m, 0);
+  EXPECT_EQ(got[0].dist_m(), 0);
   EXPECT_EQ(got[1].key, "paris");
-  EXPECT_NEAR(got[1].dist_m, 343'556.5, 0.1);  // haversine on the 6,371,008.8 m sphere
+  EXPECT_NEAR(got[1].dist_m(), 343'556.5, 0.1);  // haversine on the 6,371,008.8 m sphere
   EXPECT_EQ(got[2].key, "sydney");
-  EXPECT_NEAR(got[2].dist_m, Haversine(51.5074, -0.1278, -33.8688, 151.2093), 1e-3);
+  EXPECT_NEAR(got[2].dist_m(), Haversine(51.5074, -0.1278, -33.8688, 151.2093), 1e-3);
+}
+
+// Points closer together than a micrometre share a reported distance, so
+// they come in key order, and a limit that cuts through them keeps the
+// smallest keys, whichever point is nearest to the last bit.
+TEST_F(GeoIndexTest, PointsWithinAMicrometreComeInKeyOrder) {
+  // 1,111.951247 m north of the centre plus 0.116 um to 0.45 um: each point
+  // 1e-13 degrees (11 nm) past the one before, the nearest with the largest key.
+  for (int i = 0; i < 30; ++i) Put("p" + std::to_string(39 - i), {0.010000004 + i * 1e-13, 0});
+  std::vector<GeoHit> got;
+  for (size_t limit : {5, 20, 30}) {
+    ASSERT_OK(index_.Nearest(At(0, 0, limit), &got));
+    ASSERT_EQ(got.size(), limit);
+    for (size_t i = 0; i < limit; ++i) {
+      EXPECT_EQ(got[i].dist_um, 1'111'951'247) << i;
+      EXPECT_EQ(got[i].key, "p" + std::to_string(10 + i));
+    }
+  }
 }
 
 TEST_F(GeoIndexTest, RadiusEdges) {
@@ -313,7 +332,7 @@ TEST_F(GeoIndexTest, BoxSpansTheAntimeridian) {
   // As near as each other, up to rounding of the vectors.
   EXPECT_TRUE((got[0].key == "east-edge" && got[1].key == "west-edge") ||
               (got[0].key == "west-edge" && got[1].key == "east-edge"));
-  EXPECT_NEAR(got[0].dist_m, got[1].dist_m, 1e-6);
+  EXPECT_LE(std::abs(got[0].dist_um - got[1].dist_um), 1);
 }
 
 TEST_F(GeoIndexTest, BoxNearThePoleSpansEveryLongitudeOnceWideEnough) {
@@ -375,7 +394,7 @@ TEST_F(GeoIndexTest, AMovedPointIsFoundAtItsNewPlaceOnly) {
   ASSERT_OK(index_.Nearest(At(-33.86, 151.2, 1), &got));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].key, "walker");
-  EXPECT_EQ(got[0].dist_m, 0);
+  EXPECT_EQ(got[0].dist_m(), 0);
   EXPECT_EQ(index_.size(), 2u);
 }
 
@@ -521,8 +540,8 @@ TEST_F(GeoIndexTest, QueriesRunAlongsideWrites) {
         const Point c = local.Anywhere();
         if (!index_.Nearest(At(c.lat, c.lon, 50), &got).ok() || got.size() != 50) ++bad;
         for (size_t j = 1; j < got.size(); ++j) {
-          if (got[j].dist_m < got[j - 1].dist_m ||
-              (got[j].dist_m == got[j - 1].dist_m && got[j].key <= got[j - 1].key)) {
+          if (got[j].dist_m() < got[j - 1].dist_m() ||
+              (got[j].dist_m() == got[j - 1].dist_m() && got[j].key <= got[j - 1].key)) {
             ++bad;
           }
         }

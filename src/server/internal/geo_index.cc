@@ -79,6 +79,10 @@ double ChordToMetres(double d2) {
   return 2 * kRadius * std::asin(std::min(1.0, x));
 }
 
+// Whole micrometres of a squared chord, rounded to nearest (at most 2e13, so
+// exact in a double and an int64).
+int64_t ChordToMicrometres(double d2) { return int64_t(ChordToMetres(d2) * 1e6 + 0.5); }
+
 // The squared chord of a great-circle distance; kInf when it spans the sphere.
 double MetresToChord2(double metres) {
   const double theta = metres / kRadius;
@@ -222,8 +226,10 @@ class SearchRegion {
   double cos_half_width_ = -1;
 };
 
+// A point found by a query: its distance in whole micrometres (the order
+// the answer is in; see the header) and its slot.
 struct Candidate {
-  double d2;
+  int64_t um;
   uint32_t id;
 };
 
@@ -368,11 +374,11 @@ class GeoIndex::Impl {
         __builtin_prefetch(&slots_[found[i + kPrefetchAhead].id]);
       }
       (*out)[i].key.assign(slots_[found[i].id].key);
-      (*out)[i].dist_m = ChordToMetres(found[i].d2);
+      (*out)[i].dist_um = found[i].um;
     }
-    // A point whose chord passed the radius test may still round to a few
-    // nanometres past it in metres; the answer never says more than asked.
-    while (!out->empty() && out->back().dist_m > region.radius_m()) out->pop_back();
+    // A point whose chord passed the radius test may still round to under a
+    // micrometre past it; the answer never says more than asked.
+    while (!out->empty() && out->back().dist_m() > region.radius_m()) out->pop_back();
   }
 
   // Keeps the `limit` nearest of `found` in answer order: by distance,
@@ -380,20 +386,20 @@ class GeoIndex::Impl {
   // pdqsort_branchless), and keys only among equal distances, which are
   // rare: at the cut, and in runs after the sort.
   void SelectNearest(std::vector<Candidate>& found, size_t limit) const {
-    auto closer = [](const Candidate& a, const Candidate& b) { return a.d2 < b.d2; };
+    auto closer = [](const Candidate& a, const Candidate& b) { return a.um < b.um; };
     auto by_key = [this](const Candidate& a, const Candidate& b) {
       return std::string_view(slots_[a.id].key) < std::string_view(slots_[b.id].key);
     };
     if (found.size() > limit) {
       const auto cut_at = found.begin() + std::ptrdiff_t(limit);
       std::nth_element(found.begin(), cut_at - 1, found.end(), closer);
-      const double cut = (cut_at - 1)->d2;
-      auto at_cut = [cut](const Candidate& c) { return c.d2 == cut; };
+      const int64_t cut = (cut_at - 1)->um;
+      auto at_cut = [cut](const Candidate& c) { return c.um == cut; };
       const auto ties_end = std::partition(cut_at, found.end(), at_cut);
       if (ties_end != cut_at) {
         // Points at the cut's distance on both sides: the smallest keys stay.
         const auto ties_begin =
-            std::partition(found.begin(), cut_at, [cut](const Candidate& c) { return c.d2 < cut; });
+            std::partition(found.begin(), cut_at, [cut](const Candidate& c) { return c.um < cut; });
         std::sort(ties_begin, ties_end, by_key);
       }
       found.resize(limit);
@@ -401,7 +407,7 @@ class GeoIndex::Impl {
     boost::sort::pdqsort_branchless(found.begin(), found.end(), closer);
     for (auto run = found.begin(); run != found.end();) {
       auto next = run + 1;
-      while (next != found.end() && next->d2 == run->d2) ++next;
+      while (next != found.end() && next->um == run->um) ++next;
       if (next - run > 1) std::sort(run, next, by_key);
       run = next;
     }
@@ -506,7 +512,11 @@ class GeoIndex::Impl {
       std::nth_element(d2s.begin(), d2s.begin() + std::ptrdiff_t(k - 1), d2s.end());
       const double dk2 = d2s[k - 1];
       // Points spread over an area: count grows with the squared radius.
-      r2 = std::min(reach2, k == limit ? dk2 : dk2 * double(limit) / double(k) * kMargin2);
+      // When the pilot found the whole answer, its farthest point bounds it;
+      // a few micrometres more keep that point nearer than the bound's own
+      // micrometre (see `settled` below).
+      r2 = std::min(reach2, k == limit ? MetresToChord2(ChordToMetres(dk2) + 1e-5)
+                                       : dk2 * double(limit) / double(k) * kMargin2);
     }
     std::vector<Candidate> found;
     found.reserve(limit * 2 + 16);
@@ -514,9 +524,18 @@ class GeoIndex::Impl {
       found.clear();
       const double bound = r2;
       const Box3 box = region.Bounds(bound);
+      // Points left outside the bound are at least edge_um away, so they
+      // can tie with none of the found points nearer than that: once
+      // `limit` of those are found, the answer is among them and exact.
+      const int64_t edge_um = ChordToMicrometres(bound);
+      size_t settled = 0;
       auto keep = [&](const Value& v) {
         const double d2 = Chord2(v.first, centre);
-        if (d2 <= bound && region.Contains(v.first, d2)) found.push_back({d2, v.second});
+        if (d2 <= bound && region.Contains(v.first, d2)) {
+          const int64_t um = ChordToMicrometres(d2);
+          settled += um < edge_um ? 1 : 0;
+          found.push_back({um, v.second});
+        }
       };
       packed_.query(bgi::intersects(box), boost::make_function_output_iterator(keep));
       if (!grown_.empty()) {
@@ -524,7 +543,7 @@ class GeoIndex::Impl {
       }
       // Done when enough were found, or nothing farther can be in the region
       // (a squared chord of 4 spans the sphere).
-      if (found.size() >= limit || bound >= reach2 || bound >= 4) break;
+      if (settled >= limit || bound >= reach2 || bound >= 4) break;
       const double grow =
           found.empty() ? 16 : std::max(1.5, double(limit) / double(found.size()) * kMargin2);
       r2 = std::min(reach2, std::max(bound * grow, 1e-20));

@@ -6,7 +6,10 @@
 // (Boost.Geometry), so nearness is straight-line (chord) distance between
 // vectors, which orders points exactly as great-circle distance does, with no
 // special case at the poles or at +-180 degrees. Distances are reported in
-// metres on a sphere of radius kEarthRadiusM (the IUGG mean radius).
+// whole micrometres on a sphere of radius kEarthRadiusM (the IUGG mean
+// radius): the sphere itself is up to 0.5% off the Earth, so finer digits
+// would say nothing, and a fixed resolution is far cheaper to write as text
+// than shortest round-trip doubles.
 //
 // A query asks for the `limit` nearest points, optionally only those within
 // `radius_m` of the centre and/or inside a box. The box is a latitude /
@@ -17,7 +20,7 @@
 // spans every longitude. (Redis's GEOSEARCH BYBOX measures the east-west
 // half-width at each candidate's latitude instead; the two agree to well
 // under a millimetre for boxes of a few kilometres away from the poles.)
-// Answers are ordered by distance (compared at full precision), then by key
+// Answers are ordered by distance as reported (in micrometres), then by key
 // (bytewise), and are exact: no point nearer than the last one returned is
 // left out.
 //
@@ -65,7 +68,8 @@ struct GeoQuery {
 
 struct GeoHit {
   std::string key;
-  double dist_m = 0;
+  int64_t dist_um = 0;  // great-circle distance, rounded to the micrometre
+  double dist_m() const { return double(dist_um) / 1e6; }
 };
 
 struct GeoPosition {

@@ -46,7 +46,30 @@ void AppendJsonString(std::string& out, std::string_view s) {
   out += '"';
 }
 
-constexpr size_t kDistanceChars = 32;  // to_chars' longest double is 24
+// Room for a distance as PutDistance writes it: at most 8 digits of metres
+// (the antipode is 2.0e7 m away), a point and 6 decimals.
+constexpr size_t kDistanceChars = 16;
+
+// Writes `um` micrometres as metres at `p`, returning the end: the whole
+// metres, then a point and up to six decimals without trailing zeros
+// (12.5, 1234.000001, 0). Integer digits cost a fraction of shortest
+// round-trip text for a double, which was a sixth of a 500-item search.
+char* PutDistance(char* p, int64_t um) {
+  p = std::to_chars(p, p + 8, um / 1'000'000).ptr;
+  int64_t fraction = um % 1'000'000;
+  if (fraction == 0) return p;
+  int digits = 6;
+  while (fraction % 10 == 0) {
+    fraction /= 10;
+    --digits;
+  }
+  *p++ = '.';
+  for (int i = digits - 1; i >= 0; --i) {
+    p[i] = char('0' + fraction % 10);
+    fraction /= 10;
+  }
+  return p + digits;
+}
 
 // Appends a near item's key and distance, `{"key":K,"dist_m":D` (the caller
 // closes it), after a comma unless it is the first.
@@ -55,7 +78,7 @@ void AppendNearItemHead(std::string& out, const GeoHit& hit, bool first) {
   AppendJsonString(out, hit.key);
   out += ",\"dist_m\":";
   char digits[kDistanceChars];
-  out.append(digits, std::to_chars(digits, digits + sizeof digits, hit.dist_m).ptr);
+  out.append(digits, PutDistance(digits, hit.dist_um));
 }
 
 // Copies `key` to `*p` (advancing it) while it is plain; false at the first
@@ -96,7 +119,7 @@ void AppendNearItems(std::string& out, const std::vector<GeoHit>& hits) {
       return;
     }
     put(kDist);
-    p = std::to_chars(p, p + kDistanceChars, hits[i].dist_m).ptr;
+    p = PutDistance(p, hits[i].dist_um);
     *p++ = '}';
   }
   out.resize(size_t(p - out.data()));
@@ -138,7 +161,7 @@ void AppendDistanceArray(std::string& out, const std::vector<GeoHit>& hits) {
   *p++ = '[';
   for (size_t i = 0; i < hits.size(); ++i) {
     if (i > 0) *p++ = ',';
-    p = std::to_chars(p, p + kDistanceChars, hits[i].dist_m).ptr;
+    p = PutDistance(p, hits[i].dist_um);
   }
   *p++ = ']';
   out.resize(size_t(p - out.data()));
@@ -555,7 +578,7 @@ Status RequestHandler::Near(Call& c) {
   }
   std::string reply;
   // One allocation for the whole reply instead of a doubling run: an item
-  // without its value takes 53 bytes of room and its key (AppendNearItems).
+  // without its value takes 37 bytes of room and its key (AppendNearItems).
   reply.reserve(64 + hits.size() * 64 + values.size() + value_ends.size() * 16);
   ReplyWriter w(reply, r.id);
   std::string& out = w.out();
