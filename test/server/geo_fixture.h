@@ -57,8 +57,8 @@ class GeoFixture : public ServerFixture {
     std::vector<NearItem> items;
     for (const doc::Value& item : reply.at("items")) {
       NearItem n{item.at("key").get<std::string>(), item.at("dist_m").get<double>(), {}};
-      // Distances come in whole micrometres (up to 2e13 of them, which a
-      // double holds to a thousandth).
+      // Distances come in whole micrometres (up to 2e13 of them; times 1e6
+      // a double is then off by at most about 0.004).
       EXPECT_NEAR(n.dist_m * 1e6, std::round(n.dist_m * 1e6), 0.01) << n.key << " " << n.dist_m;
       if (item.contains("value")) n.value = item["value"];
       items.push_back(std::move(n));

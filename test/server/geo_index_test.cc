@@ -74,10 +74,11 @@ using Points = std::map<std::string, Point>;
 std::vector<GeoHit> BruteForce(const Points& points, const GeoQuery& q) {
   std::vector<GeoHit> all;
   for (const auto& [key, p] : points) {
-    const double d = Haversine(q.lat, q.lon, p.lat, p.lon);
-    if (q.radius_m && d > *q.radius_m) continue;
+    const int64_t um = std::llround(Haversine(q.lat, q.lon, p.lat, p.lon) * 1e6);
+    // The radius holds what is reported within it (whole micrometres).
+    if (q.radius_m && double(um) / 1e6 > *q.radius_m) continue;
     if (q.box_w_m && !InBox(q, p.lat, p.lon)) continue;
-    all.push_back({key, std::llround(d * 1e6)});
+    all.push_back({key, um});
   }
   std::sort(all.begin(), all.end(), [](const GeoHit& a, const GeoHit& b) {
     return a.dist_um != b.dist_um ? a.dist_um < b.dist_um : a.key < b.key;
@@ -293,6 +294,26 @@ TEST_F(GeoIndexTest, PointsWithinAMicrometreComeInKeyOrder) {
   }
 }
 
+// A widening round whose bound cuts through the micrometre that 30 points
+// share must not stop there: points left outside could have smaller keys.
+// Placed for the pilot's guess (16 nearest, scaled to 20 with a 1.2 margin:
+// 149.18 m) to fall inside the cluster's micrometre; with another pilot
+// size or margin it still checks the answer, but not this path.
+TEST_F(GeoIndexTest, ABoundThroughASharedMicrometreWidens) {
+  for (int i = 0; i < 16; ++i) Put("a" + std::to_string(10 + i), {0.0010000059999999995, 0});
+  for (int i = 0; i < 30; ++i) {
+    Put("c" + std::to_string(10 + (29 - i)), {0.0013416488363582151 + (i - 15) * 1e-13, 0});
+  }
+  std::vector<GeoHit> got;
+  ASSERT_OK(index_.Nearest(At(0, 0, 20), &got));
+  ASSERT_EQ(got.size(), 20u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(got[16 + i].dist_um, got[16].dist_um);
+    EXPECT_EQ(got[16 + i].key, "c" + std::to_string(10 + i));
+  }
+  ExpectOracle(At(0, 0, 20));
+}
+
 TEST_F(GeoIndexTest, RadiusEdges) {
   Put("origin", {0, 0});
   Put("east", {0, 0.01});  // 1,111.95 m away
@@ -306,6 +327,16 @@ TEST_F(GeoIndexTest, RadiusEdges) {
   q.radius_m = d * (1 + 1e-9);
   ASSERT_OK(index_.Nearest(q, &got));
   EXPECT_EQ(got.size(), 2u);
+  // The radius holds what is reported within it: "east" is 0.34 um past
+  // 1,111.950802 m and reported at it, so that radius keeps it, and one
+  // 0.1 um shorter does not.
+  ASSERT_EQ(got[1].dist_um, 1'111'950'802);
+  q.radius_m = 1'111.950802;
+  ASSERT_OK(index_.Nearest(q, &got));
+  EXPECT_EQ(got.size(), 2u);
+  q.radius_m = 1'111.9508019;
+  ASSERT_OK(index_.Nearest(q, &got));
+  EXPECT_EQ(got.size(), 1u);
   // A radius past half the circumference covers the sphere.
   q.radius_m = 1e9;
   q.lat = -0.0001;
@@ -565,6 +596,12 @@ TEST_F(GeoIndexTest, QueriesRunAlongsideWrites) {
 // fewer bytes than a tree grown alone, and the same answers. Each insert
 // waits for the pack it may have started, so the packs fall on the same
 // inserts in every run whatever the scheduler does.
+// Asks one cheap query, as a client between writes would.
+void Touch(GeoIndex& index) {
+  std::vector<GeoHit> got;
+  ASSERT_OK(index.Nearest(At(0, 0, 1), &got));
+}
+
 TEST(GeoIndexRepackTest, GrowingIndexPacksItselfAndStaysExact) {
   GeoIndex index;  // the default policy
   Points points;
@@ -572,6 +609,7 @@ TEST(GeoIndexRepackTest, GrowingIndexPacksItselfAndStaysExact) {
   for (int i = 0; i < 30'000; ++i) {
     const Point p = gen.Mixed();
     const std::string key = std::to_string(i + 1);
+    Touch(index);  // a query between writes: each due pack starts at its write
     ASSERT_OK(index.Upsert(key, p.lat, p.lon));
     index.AwaitRepack();
     points[key] = p;
@@ -589,6 +627,57 @@ TEST(GeoIndexRepackTest, GrowingIndexPacksItselfAndStaysExact) {
     EXPECT_TRUE(SameAnswer(got, BruteForce(points, At(c.lat, c.lon, 500))))
         << c.lat << "," << c.lon;
   }
+}
+
+// With no query since the last pack, writes start a pack only once they
+// number as many as the index's points; a query starts the pack a quarter
+// of that made due, and the pack takes in every point.
+TEST(GeoIndexRepackTest, APackWaitsForAQueryOrAnIndexWorthOfWrites) {
+  GeoIndex index(Packing(1000));
+  Points points;
+  Generator gen(13);
+  auto move = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      const std::string key = std::to_string(i % 10'000);
+      points[key] = gen.Mixed();
+      ASSERT_OK(index.Upsert(key, points[key].lat, points[key].lon));
+    }
+    index.AwaitRepack();
+  };
+  // Inserts: 1,000 changes on 1,000 points pack once; after that the
+  // changes since the pack never reach the points.
+  move(10'000);
+  const GeoIndexStats grown = index.Stats();
+  EXPECT_EQ(grown.repacks, 1u);
+  std::vector<GeoHit> got;
+  ASSERT_OK(index.Nearest(At(0, 0, 50), &got));
+  EXPECT_TRUE(SameAnswer(got, BruteForce(points, At(0, 0, 50))));
+  index.AwaitRepack();
+  const GeoIndexStats packed = index.Stats();
+  EXPECT_EQ(packed.repacks, 2u);
+  EXPECT_LT(packed.bytes, grown.bytes);  // a packed tree's nodes are full
+  // 3,000 moves, more than a quarter of the points: due, but no query came.
+  move(3'000);
+  EXPECT_EQ(index.Stats().repacks, 2u);
+  for (int i = 0; i < 20; ++i) {
+    const Point c = gen.Mixed();
+    ASSERT_OK(index.Nearest(At(c.lat, c.lon, 60), &got));
+    EXPECT_TRUE(SameAnswer(got, BruteForce(points, At(c.lat, c.lon, 60))));
+  }
+  index.AwaitRepack();
+  EXPECT_EQ(index.Stats().repacks, 3u);
+  // Queries came after that pack started: the 2,500th move starts the next.
+  move(2'499);
+  EXPECT_EQ(index.Stats().repacks, 3u);
+  move(1);
+  EXPECT_EQ(index.Stats().repacks, 4u);
+  // None since: only the 10,000th move does.
+  move(9'999);
+  EXPECT_EQ(index.Stats().repacks, 4u);
+  move(1);
+  EXPECT_EQ(index.Stats().repacks, 5u);
+  ASSERT_OK(index.Nearest(At(0, 0, 50), &got));
+  EXPECT_TRUE(SameAnswer(got, BruteForce(points, At(0, 0, 50))));
 }
 
 // Writes made while a pack builds its tree are replayed into it before it
@@ -620,6 +709,7 @@ TEST(GeoIndexRepackTest, WritesDuringAPackAreReplayedIntoIt) {
     }
   }));
   self = &index;
+  Touch(index);
   Generator gen(11);
   for (int i = 1; i <= 200; ++i) {  // the 200th starts the pack
     points[std::to_string(i)] = gen.Mixed();
@@ -661,6 +751,7 @@ TEST(GeoIndexRepackTest, AResetBeforeThePackCopiesWins) {
     ASSERT_OK(self->Reset(fresh));
   }));
   self = &index;
+  Touch(index);
   for (int i = 0; i < 100; ++i) ASSERT_OK(index.Upsert("k" + std::to_string(i), 10, 10));
   index.AwaitRepack();
   EXPECT_EQ(index.Stats().repacks, 0u);
@@ -671,6 +762,7 @@ TEST(GeoIndexRepackTest, AResetBeforeThePackCopiesWins) {
   EXPECT_EQ(r1->lat, 3.0);
   EXPECT_EQ(r1->lon, 4.0);
   // Packing goes on afterwards: the next due pack is swapped in.
+  Touch(index);
   for (int i = 0; i < 100; ++i) ASSERT_OK(index.Upsert("n" + std::to_string(i), -10, -10));
   index.AwaitRepack();
   EXPECT_EQ(index.Stats().repacks, 1u);
@@ -685,6 +777,7 @@ TEST(GeoIndexRepackTest, AResetDuringAPackWins) {
   GeoIndex* self = nullptr;
   GeoIndex index(Packing(100, {}, [&] { ASSERT_OK(self->Reset(fresh)); }));
   self = &index;
+  Touch(index);
   for (int i = 0; i < 100; ++i) ASSERT_OK(index.Upsert("k" + std::to_string(i), 10, 10));
   index.AwaitRepack();
   EXPECT_EQ(index.Stats().repacks, 0u);

@@ -200,34 +200,37 @@ TEST_F(GeoNearTest, IndexFollowsSetMergeAddAndDelete) {
   EXPECT_EQ(NearKeys(c, "places", 10, 20), (std::vector<std::string>{"c"}));
 }
 
-// Plain keys are copied into the reply as they are; every other key is
-// escaped. Both come back as they were set, in distance order.
 // The distances as text, in both forms: whole metres, then up to six
 // decimals without trailing zeros.
 TEST_F(GeoNearTest, DistancesAreWrittenToTheMicrometre) {
   Declare("places");
   client::Client& c = Alice();
   ASSERT_OK(c.Set("places", "here", Point(0, 0)));
-  ASSERT_OK(c.Set("places", "east", Point(0, 0.0005)));  // 55.5975401167... m
-  ASSERT_OK(c.Set("places", "far", Point(0, 0.09)));     // 10,007.5572210... m
+  ASSERT_OK(c.Set("places", "east", Point(0, 0.0005)));   // 55.5975401167... m
+  ASSERT_OK(c.Set("places", "north", Point(0.0009, 0)));  // 100.0755722101... m
+  ASSERT_OK(c.Set("places", "far", Point(0, 0.09)));      // 10,007.5572210... m
   WsPeer peer;
   ASSERT_TRUE(peer.Open(server_->port()));
   const Value login = {{"id", 1}, {"op", "login"}, {"user", "alice"}, {"secret", alice_secret_}};
   ASSERT_TRUE(peer.SendText(login.dump()));
   ASSERT_TRUE(peer.Next());
-  const std::string query = R"("op":"near","table":"places","lat":0,"lon":0,"limit":3)";
+  const std::string query = R"("op":"near","table":"places","lat":0,"lon":0,"limit":4)";
   ASSERT_TRUE(peer.SendText(R"({"id":2,)" + query + "}"));
   auto items = peer.Next();
   ASSERT_TRUE(items);
   EXPECT_EQ(items->payload, R"({"id":2,"ok":true,"items":[{"key":"here","dist_m":0},)"
                             R"({"key":"east","dist_m":55.59754},)"
+                            R"({"key":"north","dist_m":100.075572},)"
                             R"({"key":"far","dist_m":10007.557221}]})");
   ASSERT_TRUE(peer.SendText(R"({"id":3,"columns":true,)" + query + "}"));
   auto columns = peer.Next();
   ASSERT_TRUE(columns);
-  EXPECT_EQ(columns->payload, R"({"id":3,"ok":true,"keys":["here","east","far"],)"
-                              R"("dist_m":[0,55.59754,10007.557221]})");
+  EXPECT_EQ(columns->payload, R"({"id":3,"ok":true,"keys":["here","east","north","far"],)"
+                              R"("dist_m":[0,55.59754,100.075572,10007.557221]})");
 }
+
+// Plain keys are copied into the reply as they are; every other key is
+// escaped. Both come back as they were set, in distance order.
 
 TEST_F(GeoNearTest, KeysThatNeedEscapingComeBackIntact) {
   Declare("places");

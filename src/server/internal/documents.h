@@ -116,6 +116,7 @@ class Documents {
   // Reads the geo catalog and builds the indexes; before the first write.
   Status LoadGeoIndexes() { return geo_.Load(store_); }
   const GeoIndexes& geo() const { return geo_; }
+  GeoIndexes& geo() { return geo_; }
 
   // Cluster mode: writes are admitted only for partitions `ownership`
   // serves now, and commit under their lease (fencing). Set before the

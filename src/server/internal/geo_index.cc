@@ -79,8 +79,9 @@ double ChordToMetres(double d2) {
   return 2 * kRadius * std::asin(std::min(1.0, x));
 }
 
-// Whole micrometres of a squared chord, rounded to nearest (at most 2e13, so
-// exact in a double and an int64).
+// Whole micrometres of a squared chord, rounded to nearest. Never more than
+// half the circumference, about 2.0e13 (asin's argument is clamped, so an
+// infinite chord gives that too), which an int64 holds.
 int64_t ChordToMicrometres(double d2) { return int64_t(ChordToMetres(d2) * 1e6 + 0.5); }
 
 // The squared chord of a great-circle distance; kInf when it spans the sphere.
@@ -116,8 +117,12 @@ class SearchRegion {
   explicit SearchRegion(const GeoQuery& query)
       : centre_(UnitVector(query.lat, query.lon)), bounds_(WholeSphere()) {
     if (query.radius_m) {
+      // The radius holds the points whose reported distance (rounded to the
+      // micrometre) is within it. Those lie at most half a micrometre past
+      // it, so the chord test lets a micrometre more through, and
+      // Impl::Nearest drops what it let through that is reported past it.
       radius_m_ = *query.radius_m;
-      radius2_ = MetresToChord2(radius_m_);
+      radius2_ = MetresToChord2(radius_m_ + 1e-6);
     }
     reach2_ = radius2_;
     if (query.box_w_m) SetBox(query.lat, query.lon, *query.box_w_m, *query.box_h_m);
@@ -376,8 +381,8 @@ class GeoIndex::Impl {
       (*out)[i].key.assign(slots_[found[i].id].key);
       (*out)[i].dist_um = found[i].um;
     }
-    // A point whose chord passed the radius test may still round to under a
-    // micrometre past it; the answer never says more than asked.
+    // The chord test let through points up to a micrometre past the radius;
+    // those reported past it go (they sort last).
     while (!out->empty() && out->back().dist_m() > region.radius_m()) out->pop_back();
   }
 
@@ -484,9 +489,10 @@ class GeoIndex::Impl {
     return uint32_t(slots_.size() - 1);
   }
 
-  // Every region point within some radius of the centre, where the radius
-  // holds at least `limit` of them (or the whole region): the answer is then
-  // the nearest `limit` of these, ties included. A pilot k-nearest search
+  // Every region point within some radius of the centre, where at least
+  // `limit` of them are nearer than the radius's own micrometre (or the
+  // radius covers the whole region): the answer is then the nearest `limit`
+  // of these, ties at the micrometre included. A pilot k-nearest search
   // guesses the radius; a guess that holds too few points is widened.
   std::vector<Candidate> Collect(const SearchRegion& region, size_t limit) const {
     const Vec3& centre = region.centre();
@@ -634,9 +640,26 @@ void GeoIndex::Log(std::string_view key, std::optional<GeoPosition> position) {
 
 bool GeoIndex::CountChange() {
   ++changes_;
-  if (repacking_ || changes_ < std::max(policy_.min_changes, impl_->size() / 4)) return false;
+  return StartPackIfDue();
+}
+
+bool GeoIndex::EnoughChanges() const {
+  return !repacking_ && changes_ >= std::max(policy_.min_changes, impl_->size() / 4);
+}
+
+bool GeoIndex::StartPackIfDue() {
+  if (!EnoughChanges()) return false;
+  // With no query since the last pack, only as many changes as points make
+  // a pack due: that bounds what removals thin out of the packed tree and
+  // the grown tree holds (a tree grown by moves alone reached 128 bytes a
+  // point), at one pack per index's worth of writes.
+  if (!queried_.load(std::memory_order_relaxed) &&
+      changes_ < std::max(policy_.min_changes, impl_->size())) {
+    return false;
+  }
   repacking_ = true;
   pack_generation_ = generation_;
+  queried_.store(false, std::memory_order_relaxed);
   return true;
 }
 
@@ -732,11 +755,28 @@ Status GeoIndex::Reset(const std::vector<GeoEntry>& entries) {
   return Status::Ok();  // the old index is freed here, outside the lock
 }
 
-Status GeoIndex::Nearest(const GeoQuery& query, std::vector<GeoHit>* out) const {
+Status GeoIndex::Nearest(const GeoQuery& query, std::vector<GeoHit>* out) {
   SKIFF_RETURN_IF_ERROR(CheckQuery(query));
   const SearchRegion region(query);
-  std::shared_lock lock(mu_);
-  impl_->Nearest(region, query.limit, out);
+  bool due = false;
+  {
+    std::shared_lock lock(mu_);
+    impl_->Nearest(region, query.limit, out);
+    // Stored only when it changes: queries on every thread would otherwise
+    // write the same cache line each time.
+    if (!queried_.load(std::memory_order_relaxed)) queried_.store(true, std::memory_order_relaxed);
+    due = EnoughChanges();
+  }
+  if (due) {
+    // Writes came and no query since: this query starts the pack (unless
+    // another call got there first).
+    bool pack = false;
+    {
+      std::unique_lock lock(mu_);
+      pack = StartPackIfDue();
+    }
+    if (pack) StartRepack();
+  }
   return Status::Ok();
 }
 

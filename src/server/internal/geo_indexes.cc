@@ -125,8 +125,8 @@ void GeoIndexes::FollowStored(std::string_view table, std::string_view key,
 }
 
 Status GeoIndexes::Nearest(std::string_view table, const GeoQuery& query,
-                           std::vector<GeoHit>* out) const {
-  const Table* t = Find(table);
+                           std::vector<GeoHit>* out) {
+  Table* t = Find(table);
   if (t == nullptr) {
     return BadRequest("table '" + std::string(table) +
                       "' has no geo index (declare one with 'skiff geo add')");

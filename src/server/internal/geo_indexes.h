@@ -69,7 +69,7 @@ class GeoIndexes {
 
   // The nearest documents of `table`. bad_request when the table has no geo
   // index or GeoIndex::CheckQuery refuses the query.
-  Status Nearest(std::string_view table, const GeoQuery& query, std::vector<GeoHit>* out) const;
+  Status Nearest(std::string_view table, const GeoQuery& query, std::vector<GeoHit>* out);
 
   std::vector<GeoTableStats> Stats() const;
 

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstring>
 #include <exception>
 #include <utility>
 
 #include "doc/merge.h"
 #include "doc/path.h"
+#include "server/internal/distance_text.h"
 #include "server/internal/reply_writer.h"
 #include "server/internal/request_scanner.h"
 #include "server/users.h"
@@ -45,38 +45,6 @@ void AppendJsonString(std::string& out, std::string_view s) {
   out += '"';
   out += s;
   out += '"';
-}
-
-// Room for a distance as PutDistance writes it: at most 8 digits of metres
-// (the antipode is 2.0e7 m away), a point and 6 decimals.
-constexpr size_t kDistanceChars = 16;
-
-// "00".."99", two characters each.
-constexpr std::array<char, 200> kDigitPairs = [] {
-  std::array<char, 200> pairs{};
-  for (int i = 0; i < 100; ++i) {
-    pairs[size_t(2 * i)] = char('0' + i / 10);
-    pairs[size_t(2 * i + 1)] = char('0' + i % 10);
-  }
-  return pairs;
-}();
-
-// Writes `um` micrometres as metres at `p`, returning the end: the whole
-// metres, then a point and up to six decimals without trailing zeros
-// (12.5, 1234.000001, 0). Integer digits, two at a time, cost about 11 ns
-// a distance here; the shortest round-trip text of a double took 46, a
-// sixth of a 500-item search.
-char* PutDistance(char* p, int64_t um) {
-  p = std::to_chars(p, p + 8, um / 1'000'000).ptr;
-  const auto fraction = uint32_t(um % 1'000'000);
-  if (fraction == 0) return p;
-  p[0] = '.';
-  std::memcpy(p + 1, &kDigitPairs[2 * (fraction / 10'000)], 2);
-  std::memcpy(p + 3, &kDigitPairs[2 * (fraction / 100 % 100)], 2);
-  std::memcpy(p + 5, &kDigitPairs[2 * (fraction % 100)], 2);
-  char* end = p + 7;
-  while (end[-1] == '0') --end;  // stops at a digit: the fraction is not 0
-  return end;
 }
 
 // Appends a near item's key and distance, `{"key":K,"dist_m":D` (the caller
