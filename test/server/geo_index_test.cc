@@ -350,6 +350,24 @@ TEST_F(GeoIndexTest, RadiusEdges) {
   EXPECT_TRUE(got.empty());
 }
 
+// Near the antipode a distance computed from a chord is only good to about
+// 0.1 m, yet a radius still keeps every point reported within it.
+TEST_F(GeoIndexTest, RadiusNearTheAntipodeKeepsWhatIsReportedWithin) {
+  for (int i = 1; i <= 60; ++i) Put("p" + std::to_string(i), {0, 180 - i * 1e-5});
+  std::vector<GeoHit> all;
+  ASSERT_OK(index_.Nearest(At(0, 0, 100), &all));
+  ASSERT_EQ(all.size(), 60u);
+  for (const GeoHit& h : all) {
+    GeoQuery q = At(0, 0, 100);
+    q.radius_m = h.dist_m();
+    std::vector<GeoHit> got;
+    ASSERT_OK(index_.Nearest(q, &got));
+    ASSERT_FALSE(got.empty());
+    EXPECT_EQ(got.back().dist_um, h.dist_um) << h.key;  // itself, the farthest kept
+    for (const GeoHit& g : got) EXPECT_LE(g.dist_m(), *q.radius_m);
+  }
+}
+
 TEST_F(GeoIndexTest, BoxSpansTheAntimeridian) {
   Put("west-edge", {0, -179.99});  // 1.11 km west of 180, across the line
   Put("east-edge", {0, 179.99});
@@ -579,6 +597,7 @@ TEST_F(GeoIndexTest, QueriesRunAlongsideWrites) {
       }
     });
   }
+  const uint64_t packs_before = index_.Stats().repacks;
   Generator writer(9);
   for (int i = 0; i < 20'000; ++i) {
     const Point p = writer.Anywhere();
@@ -589,18 +608,21 @@ TEST_F(GeoIndexTest, QueriesRunAlongsideWrites) {
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(index_.size(), 3000u);
   index_.AwaitRepack();
-  EXPECT_GT(index_.Stats().repacks, 0u);  // the packs ran alongside the readers too
+  // Packs ran alongside the readers too (20,000 moves of 3,000 points start
+  // some whether or not a query came between them).
+  EXPECT_GT(index_.Stats().repacks, packs_before);
+}
+
+// Asks one cheap query, as a client between writes would.
+void Touch(GeoIndex& index) {
+  std::vector<GeoHit> got;
+  ASSERT_OK(index.Nearest(At(0, 0, 1), &got));
 }
 
 // Points as one by one inserts leave them, the packs on the way included:
 // fewer bytes than a tree grown alone, and the same answers. Each insert
 // waits for the pack it may have started, so the packs fall on the same
 // inserts in every run whatever the scheduler does.
-// Asks one cheap query, as a client between writes would.
-void Touch(GeoIndex& index) {
-  std::vector<GeoHit> got;
-  ASSERT_OK(index.Nearest(At(0, 0, 1), &got));
-}
 
 TEST(GeoIndexRepackTest, GrowingIndexPacksItselfAndStaysExact) {
   GeoIndex index;  // the default policy
@@ -676,6 +698,15 @@ TEST(GeoIndexRepackTest, APackWaitsForAQueryOrAnIndexWorthOfWrites) {
   EXPECT_EQ(index.Stats().repacks, 4u);
   move(1);
   EXPECT_EQ(index.Stats().repacks, 5u);
+  // Removals with no query: once the slots they free reach a quarter of
+  // the points left (2,000 removed of 10,000), a pack gives them back.
+  for (int i = 0; i < 2'000; ++i) {
+    const std::string key = std::to_string(i);
+    points.erase(key);
+    EXPECT_TRUE(index.Remove(key));
+    index.AwaitRepack();
+    EXPECT_EQ(index.Stats().repacks, i < 1'999 ? 5u : 6u) << i;
+  }
   ASSERT_OK(index.Nearest(At(0, 0, 50), &got));
   EXPECT_TRUE(SameAnswer(got, BruteForce(points, At(0, 0, 50))));
 }

@@ -121,8 +121,11 @@ class SearchRegion {
       // micrometre) is within it. Those lie at most half a micrometre past
       // it, so the chord test lets a micrometre more through, and
       // Impl::Nearest drops what it let through that is reported past it.
+      // Within 100 km of the antipode a distance computed from a chord is
+      // only good to about 0.1 m, so there the test lets a metre through.
       radius_m_ = *query.radius_m;
-      radius2_ = MetresToChord2(radius_m_ + 1e-6);
+      const double slack = radius_m_ > kPi * kRadius - 1e5 ? 1.0 : 1e-6;
+      radius2_ = MetresToChord2(radius_m_ + slack);
     }
     reach2_ = radius2_;
     if (query.box_w_m) SetBox(query.lat, query.lon, *query.box_w_m, *query.box_h_m);
@@ -425,6 +428,8 @@ class GeoIndex::Impl {
   }
 
   size_t size() const { return table_.size(); }
+  // Slots emptied by removals and not reused yet; a pack gives them back.
+  size_t free_slots() const { return free_.size(); }
 
   GeoIndexStats Stats() const {
     return GeoIndexStats{table_.size(), count_.bytes.load(std::memory_order_relaxed),
@@ -649,12 +654,15 @@ bool GeoIndex::EnoughChanges() const {
 
 bool GeoIndex::StartPackIfDue() {
   if (!EnoughChanges()) return false;
-  // With no query since the last pack, only as many changes as points make
-  // a pack due: that bounds what removals thin out of the packed tree and
-  // the grown tree holds (a tree grown by moves alone reached 128 bytes a
-  // point), at one pack per index's worth of writes.
+  // With no query since the last pack, a pack is due only once the changes
+  // number as many as the points, or the slots freed by removals (which
+  // only a pack gives back) reach a quarter of them: that bounds what a
+  // long run of writes thins out of the packed tree and piles into the
+  // grown one (moves alone, never packed, reached 128 bytes a point), at
+  // one pack per index's worth of writes.
+  const size_t quarter = std::max(policy_.min_changes, impl_->size() / 4);
   if (!queried_.load(std::memory_order_relaxed) &&
-      changes_ < std::max(policy_.min_changes, impl_->size())) {
+      changes_ < std::max(policy_.min_changes, impl_->size()) && impl_->free_slots() < quarter) {
     return false;
   }
   repacking_ = true;
@@ -768,12 +776,14 @@ Status GeoIndex::Nearest(const GeoQuery& query, std::vector<GeoHit>* out) {
     due = EnoughChanges();
   }
   if (due) {
-    // Writes came and no query since: this query starts the pack (unless
-    // another call got there first).
+    // Writes came and no query since: this query starts the pack, unless
+    // another call got there first, or the lock is busy: a query does not
+    // wait for the write lock (queries behind it would wait too); the next
+    // query or write tries again.
     bool pack = false;
     {
-      std::unique_lock lock(mu_);
-      pack = StartPackIfDue();
+      std::unique_lock lock(mu_, std::try_to_lock);
+      pack = lock.owns_lock() && StartPackIfDue();
     }
     if (pack) StartRepack();
   }

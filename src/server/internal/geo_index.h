@@ -36,13 +36,14 @@
 //
 // A pack pays off in the queries after it, so it waits for one: a due pack
 // starts at the write that makes it due if a query came since the last pack
-// started, else at the next query, or once the writes since the last pack
-// reach as many as the index has points (which bounds the memory a long run
-// of moves thins out of the packed tree). A bulk load or a burst of moves
-// with no query among them then pays for few packs (at 4,096, 8,192,
-// 16,384... points while 100,000 go in, against a pack at every quarter of
-// growth, about 2 us an insert), and the first query after it starts one
-// pack of everything.
+// started, else at the next query, or, with no query, once the writes
+// since the last pack number as many as the points or the slots freed by
+// removals reach a quarter of them (which bounds the memory a long run of
+// writes wastes). A bulk load with no query among its inserts packs once,
+// at RepackPolicy::min_changes points, and never again (the changes since
+// a pack stay fewer than the points), where it used to pack at every
+// quarter of growth (about 2 us an insert while 100,000 went in); the first
+// query after it starts one pack of everything.
 //
 // Thread-safe: one reader/writer lock of its own; queries run in parallel,
 // writes are exclusive, and a waiting write goes before later queries. The index never calls out

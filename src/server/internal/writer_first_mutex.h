@@ -34,6 +34,8 @@ class WriterFirstMutex {
 
   void lock() { SKIFF_CHECK(pthread_rwlock_wrlock(&rw_) == 0); }
   void unlock() { SKIFF_CHECK(pthread_rwlock_unlock(&rw_) == 0); }
+  // Takes it for writing only if no one holds it or waits for it.
+  bool try_lock() { return pthread_rwlock_trywrlock(&rw_) == 0; }
   void lock_shared() { SKIFF_CHECK(pthread_rwlock_rdlock(&rw_) == 0); }
   void unlock_shared() { SKIFF_CHECK(pthread_rwlock_unlock(&rw_) == 0); }
 
