@@ -118,14 +118,12 @@ class SearchRegion {
       : centre_(UnitVector(query.lat, query.lon)), bounds_(WholeSphere()) {
     if (query.radius_m) {
       // The radius holds the points whose reported distance (rounded to the
-      // micrometre) is within it. Those lie at most half a micrometre past
-      // it, so the chord test lets a micrometre more through, and
-      // Impl::Nearest drops what it let through that is reported past it.
-      // Within 100 km of the antipode a distance computed from a chord is
-      // only good to about 0.1 m, so there the test lets a metre through.
+      // micrometre) is within it, which Impl::Nearest checks last. The chord
+      // test only prunes, a metre wide of the radius: a distance computed
+      // from a chord is good to well under a micrometre, but only to about
+      // 0.1 m next to the antipode.
       radius_m_ = *query.radius_m;
-      const double slack = radius_m_ > kPi * kRadius - 1e5 ? 1.0 : 1e-6;
-      radius2_ = MetresToChord2(radius_m_ + slack);
+      radius2_ = MetresToChord2(radius_m_ + 1.0);
     }
     reach2_ = radius2_;
     if (query.box_w_m) SetBox(query.lat, query.lon, *query.box_w_m, *query.box_h_m);
@@ -384,7 +382,7 @@ class GeoIndex::Impl {
       (*out)[i].key.assign(slots_[found[i].id].key);
       (*out)[i].dist_um = found[i].um;
     }
-    // The chord test let through points up to a micrometre past the radius;
+    // The chord test let through points up to a metre past the radius;
     // those reported past it go (they sort last).
     while (!out->empty() && out->back().dist_m() > region.radius_m()) out->pop_back();
   }
@@ -648,9 +646,11 @@ bool GeoIndex::CountChange() {
   return StartPackIfDue();
 }
 
-bool GeoIndex::EnoughChanges() const {
-  return !repacking_ && changes_ >= std::max(policy_.min_changes, impl_->size() / 4);
+size_t GeoIndex::QuarterOfPoints() const {
+  return std::max(policy_.min_changes, impl_->size() / 4);
 }
+
+bool GeoIndex::EnoughChanges() const { return !repacking_ && changes_ >= QuarterOfPoints(); }
 
 bool GeoIndex::StartPackIfDue() {
   if (!EnoughChanges()) return false;
@@ -660,9 +660,9 @@ bool GeoIndex::StartPackIfDue() {
   // long run of writes thins out of the packed tree and piles into the
   // grown one (moves alone, never packed, reached 128 bytes a point), at
   // one pack per index's worth of writes.
-  const size_t quarter = std::max(policy_.min_changes, impl_->size() / 4);
   if (!queried_.load(std::memory_order_relaxed) &&
-      changes_ < std::max(policy_.min_changes, impl_->size()) && impl_->free_slots() < quarter) {
+      changes_ < std::max(policy_.min_changes, impl_->size()) &&
+      impl_->free_slots() < QuarterOfPoints()) {
     return false;
   }
   repacking_ = true;

@@ -175,7 +175,9 @@ class GeoIndex {
   void Log(std::string_view key, std::optional<GeoPosition> position);
   bool CountChange();
   bool StartPackIfDue();
-  // With mu_ held (either way): enough changes for a pack, none under way.
+  // With mu_ held (either way): a quarter of the points, at least
+  // min_changes; and whether that many changes came, with no pack under way.
+  size_t QuarterOfPoints() const;
   bool EnoughChanges() const;
   void EndRepack();
   void StartRepack();
