@@ -86,7 +86,7 @@ grep -q sqlite "$work/out" && ! grep -q memory "$work/out" && ok "SKIFF_BENCH_ST
 # A filter selects across families: a family it does not match runs nothing
 # and says so (5), it is not a failure.
 run "$store_bench" --filter store --benchmark_list_tests
-[[ $code -eq 0 && $(grep -c . "$work/out") -eq 12 ]] && ok "--filter store selects store_bench" ||
+[[ $code -eq 0 && $(grep -c . "$work/out") -eq 15 ]] && ok "--filter store selects store_bench" ||
   fail "store_bench --filter store: exit $code, $(grep -c . "$work/out") cases"
 run "$kv_bench" --filter store
 [[ $code -eq 5 ]] && grep -q 'nothing selected' "$work/err" && ok "--filter store leaves kv_bench out (5)" ||
