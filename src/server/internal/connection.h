@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/internal/bootstrap_read_ahead.h"
 #include "server/internal/held_waits.h"
 #include "server/permissions.h"
 
@@ -55,6 +56,9 @@ class Connection {
   std::shared_ptr<const std::vector<std::string>> groups;
   // Held sync waits (thread-safe on its own).
   HeldWaits waits;
+  // The next bootstrap page, read ahead (touched only by this connection's
+  // bootstrap requests, one at a time, under `barrier`).
+  BootstrapReadAhead read_ahead;
 
   // Cluster mode (request_handler_cluster.cc), on the I/O thread like the
   // session: this is a peer instance's link (its requests are never

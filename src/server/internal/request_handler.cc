@@ -417,6 +417,7 @@ Status RequestHandler::Logout(Call& c) {
   conn.user.reset();
   conn.permissions = Permissions();
   conn.groups.reset();
+  conn.read_ahead.Reset();
   sessions_.fetch_sub(1, std::memory_order_relaxed);
   conn.Send(EncodeOk(c.r.id));
   return Status::Ok();
@@ -672,7 +673,14 @@ Status RequestHandler::Stats(Call& c) {
         {"waits_expired", sync.waits_expired},
         // Cluster mode: reads of the groups other instances moved (one
         // store statement each).
-        {"catch_ups", sync.catch_ups}}},
+        {"catch_ups", sync.catch_ups},
+        // Bootstrap pages read before they were asked for, those a request
+        // was answered from, those not read for want of room, and the bytes
+        // kept now (bootstrap_read_ahead.h).
+        {"pages_read_ahead", pages_read_ahead_.load(std::memory_order_relaxed)},
+        {"pages_from_read_ahead", pages_from_read_ahead_.load(std::memory_order_relaxed)},
+        {"read_ahead_refused", read_ahead_refused_.load(std::memory_order_relaxed)},
+        {"read_ahead_bytes", read_ahead_budget_->used()}}},
       {"geo", std::move(geo)},
   };
   if (ownership_ != nullptr) {

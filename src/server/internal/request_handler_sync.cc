@@ -1,6 +1,7 @@
 // The sync ops of RequestHandler: push, pull, bootstrap and wait, handed to
 // the SyncEngine with the session's user and groups as the Caller.
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "server/internal/request_handler.h"
@@ -20,6 +21,7 @@ sync::Caller CallerOf(const Connection& conn) { return sync::Caller{*conn.user, 
 Status RequestHandler::Push(Call& c) {
   const std::shared_ptr<Connection>& conn = c.conn;
   Request& r = c.r;
+  conn->read_ahead.Drop();  // a page read ahead may lack this push's rows
   conn->in_flight.fetch_add(1, std::memory_order_relaxed);
   // The reply goes out from the engine's committer thread once the push's
   // transaction committed; Send is thread-safe and only queues the frame.
@@ -38,10 +40,41 @@ Status RequestHandler::Pull(Call& c) {
 }
 
 Status RequestHandler::Bootstrap(Call& c) {
-  SKIFF_ASSIGN_OR_RETURN(sync::BootstrapReply reply,
-                         sync_.Bootstrap(CallerOf(*c.conn), c.r.sync_after, c.r.limit));
-  c.conn->Send(EncodeBootstrapReply(c.r.id, reply));
+  Connection& conn = *c.conn;
+  const sync::Caller caller = CallerOf(conn);
+  std::optional<sync::BootstrapReply> reply =
+      conn.read_ahead.Take(c.r.sync_after, c.r.limit, conn.groups);
+  if (reply) {
+    pages_from_read_ahead_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    SKIFF_ASSIGN_OR_RETURN(reply, sync_.Bootstrap(caller, c.r.sync_after, c.r.limit));
+  }
+  conn.Send(EncodeBootstrapReply(c.r.id, *reply));
+  if (reply->next && conn.read_ahead.enabled()) ReadAhead(conn, caller, *reply, c.r.limit);
   return Status::Ok();
+}
+
+// The page after `sent`, read while `sent` travels and the client's request
+// for the next comes back (bootstrap_read_ahead.h). The connection is not
+// read meanwhile, so that request waits for this read instead of making
+// its own.
+void RequestHandler::ReadAhead(Connection& conn, const sync::Caller& caller,
+                               const sync::BootstrapReply& sent, size_t limit) {
+  std::optional<BudgetRoom> room = BootstrapReadAhead::Reserve(read_ahead_budget_, sent);
+  if (!room) {
+    read_ahead_refused_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  try {
+    Result<sync::BootstrapReply> ahead = sync_.Bootstrap(caller, *sent.next, limit);
+    // A failed read is the next request's to meet: it reads the page again.
+    if (ahead.ok() &&
+        conn.read_ahead.Keep(std::move(*room), *sent.next, limit, conn.groups, std::move(*ahead))) {
+      pages_read_ahead_.fetch_add(1, std::memory_order_relaxed);
+    }
+  } catch (const std::exception&) {
+    // The request was answered already; the next one reads the page itself.
+  }
 }
 
 Status RequestHandler::Wait(Call& c) {
