@@ -56,8 +56,10 @@ class Connection {
   std::shared_ptr<const std::vector<std::string>> groups;
   // Held sync waits (thread-safe on its own).
   HeldWaits waits;
-  // The next bootstrap page, read ahead (touched only by this connection's
-  // bootstrap requests, one at a time, under `barrier`).
+  // The next bootstrap page, read ahead: touched by this connection's
+  // bootstrap requests, one at a time on a worker under `barrier`, and by
+  // its push and logout on the I/O thread, which run only while none of its
+  // requests is on a worker.
   BootstrapReadAhead read_ahead;
 
   // Cluster mode (request_handler_cluster.cc), on the I/O thread like the
