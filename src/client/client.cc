@@ -155,17 +155,22 @@ Reply Client::CallSync(const doc::Value& request) { return Call(request).get(); 
 std::future<Result<std::string>> Client::CallText(const doc::Value& request) {
   auto promise = std::make_shared<std::promise<Result<std::string>>>();
   std::future<Result<std::string>> future = promise->get_future();
+  CallText(request, [promise](Result<std::string> text) { promise->set_value(std::move(text)); });
+  return future;
+}
+
+void Client::CallText(const doc::Value& request, std::function<void(Result<std::string>)> done) {
+  auto shared = std::make_shared<std::function<void(Result<std::string>)>>(std::move(done));
   impl_->Call(
       request,
-      [promise](Reply reply) {
+      [shared](Reply reply) {
         if (reply.ok()) {
-          promise->set_value(reply->dump(-1, ' ', false, doc::Value::error_handler_t::replace));
+          (*shared)(reply->dump(-1, ' ', false, doc::Value::error_handler_t::replace));
         } else {
-          promise->set_value(reply.status());
+          (*shared)(reply.status());
         }
       },
-      [promise](std::string text) { promise->set_value(std::move(text)); });
-  return future;
+      [shared](std::string text) { (*shared)(std::move(text)); });
 }
 
 Result<std::string> Client::CallTextSync(const doc::Value& request) {

@@ -79,6 +79,9 @@ class Client {
   // did not write in its usual form is parsed and printed back).
   std::future<Result<std::string>> CallText(const doc::Value& request);
   Result<std::string> CallTextSync(const doc::Value& request);
+  // The callback form: `done` runs on the client's I/O thread as the reply
+  // arrives, so the replies behind it wait for it.
+  void CallText(const doc::Value& request, std::function<void(Result<std::string>)> done);
 
   // Blocking conveniences, one per op.
   Status Ping();

@@ -376,11 +376,9 @@ class Device::Impl {
       if (position_.bootstrapped) return Status::Ok();
       after = position_.bootstrap_after;
     }
-    std::future<Result<std::string>> ahead = AskForPage(after);
+    std::future<Result<internal::BootstrapPage>> ahead = AskForPage(after);
     for (;;) {
-      SKIFF_ASSIGN_OR_RETURN(std::string text, ahead.get());
-      SKIFF_ASSIGN_OR_RETURN(internal::BootstrapPage page, internal::ReadBootstrapPage(text));
-      text = std::string();  // the page holds what it needs
+      SKIFF_ASSIGN_OR_RETURN(internal::BootstrapPage page, ahead.get());
       if (page.next) ahead = AskForPage(page.next);
       std::vector<RowWrite>& writes = page.rows;
       MutexLock lock(&mu_);
@@ -399,12 +397,20 @@ class Device::Impl {
   }
 
   // The bootstrap page after `after` (the first page: nullopt), asked for
-  // now and read later.
-  std::future<Result<std::string>> AskForPage(const std::optional<RowName>& after) {
+  // now and read later. The reply is read into rows on the client's I/O
+  // thread as it arrives, so this thread only applies pages: reading page
+  // k+1 there overlaps applying page k here.
+  std::future<Result<internal::BootstrapPage>> AskForPage(const std::optional<RowName>& after) {
     doc::Value request = {{"op", "bootstrap"}, {"limit", options_.page}};
     if (after) request["after"] = {after->group, after->table, after->key};
     CountRequest(&DeviceCounters::bootstraps);
-    return client_->CallText(request);
+    auto page = std::make_shared<std::promise<Result<internal::BootstrapPage>>>();
+    std::future<Result<internal::BootstrapPage>> future = page->get_future();
+    client_->CallText(request, [page](Result<std::string> text) {
+      if (!text.ok()) return page->set_value(text.status());
+      page->set_value(internal::ReadBootstrapPage(*text));
+    });
+    return future;
   }
 
   Status PullAll() {

@@ -1,9 +1,11 @@
 // The SDK against the real server: typed errors, pooling, timeouts,
 // overload, reconnection.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -62,6 +64,32 @@ TEST_F(ClientTest, CallbacksAndFuturesBothDeliver) {
   auto via_future = c.Call({{"op", "echo"}, {"data", "fut"}});
   EXPECT_EQ((*via_callback.get_future().get())["data"], "cb");
   EXPECT_EQ((*via_future.get())["data"], "fut");
+}
+
+// CallText hands back a reply's text as it came, in both forms, and an
+// error reply as its status.
+TEST_F(ClientTest, TextCallsDeliverTheReplyTextOrTheError) {
+  client::Client& c = Alice(2, 8);
+  auto text = c.CallTextSync({{"op", "echo"}, {"data", {{"b", 1}, {"a", "x"}}}});
+  ASSERT_OK(text);
+  EXPECT_NE(text->find(R"("data":{"a":"x","b":1})"), std::string::npos) << *text;
+  EXPECT_EQ(Value::parse(*text)["ok"], true) << *text;
+
+  std::promise<Result<std::string>> echoed, refused;
+  std::atomic<int> calls{0};
+  c.CallText({{"op", "echo"}, {"data", "cb"}}, [&](Result<std::string> t) {
+    ++calls;
+    echoed.set_value(std::move(t));
+  });
+  c.CallText({{"op", "nope"}}, [&](Result<std::string> t) {
+    ++calls;
+    refused.set_value(std::move(t));
+  });
+  Result<std::string> ok = echoed.get_future().get();
+  ASSERT_OK(ok);
+  EXPECT_EQ(Value::parse(*ok)["data"], "cb");
+  EXPECT_EQ(refused.get_future().get().status().code(), StatusCode::kBadRequest);
+  EXPECT_EQ(calls.load(), 2);  // a second run would set a promise twice and throw
 }
 
 TEST_F(ClientTest, ACallersIdDoesNotConfuseReplies) {
