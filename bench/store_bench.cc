@@ -142,6 +142,27 @@ void BM_PointRead(benchmark::State& state, const std::string& kind) {
   state.SetItemsProcessed(static_cast<int64_t>(reads));
 }
 
+// Times `scan_all` (one whole scan, adding the rows and key and value bytes
+// it saw) and reports per scan what the store counted; every scan must see
+// `rows_each` rows.
+template <typename ScanAll>
+void TimeScans(benchmark::State& state, store::Store& store, uint64_t rows_each,
+               ScanAll&& scan_all) {
+  const auto before = store.counters();
+  uint64_t scans = 0, rows = 0, bytes = 0;
+  for (auto _ : state) {
+    if (Status s = scan_all(rows, bytes); !s.ok()) return Fail(state, "scan", s);
+    ++scans;
+  }
+  const auto done = store.counters();
+  if (rows != rows_each * scans) return state.SkipWithError("a scan did not see every row once");
+  SetDeterministic(state, "rows_per_scan", double(rows) / double(scans));
+  SetDeterministic(state, "bytes_per_scan", double(bytes) / double(scans));
+  SetDeterministic(state, "statements_per_scan",
+                   double(done.statements - before.statements) / double(scans));
+  state.SetItemsProcessed(static_cast<int64_t>(rows));
+}
+
 void BM_Scan10k(benchmark::State& state, const std::string& kind) {
   auto fixture = OpenTestStore(state, kind);
   if (!fixture) return;
@@ -150,27 +171,16 @@ void BM_Scan10k(benchmark::State& state, const std::string& kind) {
   store::WriteBatch preload;
   for (uint64_t i = 0; i < kRows; ++i) preload.Put("scan", Key("s", i), MakeDocument(i, 200));
   if (Status s = store.Write(preload); !s.ok()) return Fail(state, "preload", s);
-  const auto before = store.counters();
-  uint64_t scans = 0, rows = 0, bytes = 0;
-  for (auto _ : state) {
+  TimeScans(state, store, kRows, [&](uint64_t& rows, uint64_t& bytes) -> Status {
     std::string after;
     for (;;) {
-      auto page = store.Scan("scan", after, 1000);
-      if (!page.ok()) return Fail(state, "scan", page.status());
-      rows += page->items.size();
-      for (const auto& kv : page->items) bytes += kv.key.size() + kv.value.size();
-      if (!page->next) break;
-      after = *page->next;
+      SKIFF_ASSIGN_OR_RETURN(store::ScanPage page, store.Scan("scan", after, 1000));
+      rows += page.items.size();
+      for (const auto& kv : page.items) bytes += kv.key.size() + kv.value.size();
+      if (!page.next) return Status::Ok();
+      after = *page.next;
     }
-    ++scans;
-  }
-  const auto done = store.counters();
-  if (rows != kRows * scans) return state.SkipWithError("a scan did not see every row once");
-  SetDeterministic(state, "rows_per_scan", double(rows) / double(scans));
-  SetDeterministic(state, "bytes_per_scan", double(bytes) / double(scans));
-  SetDeterministic(state, "statements_per_scan",
-                   double(done.statements - before.statements) / double(scans));
-  state.SetItemsProcessed(static_cast<int64_t>(rows));
+  });
 }
 
 // A new device's bootstrap as the store serves it: the synced rows of its
@@ -189,27 +199,16 @@ void BM_SyncRowScan10k(benchmark::State& state, const std::string& kind) {
   preload.AppendChange({kRows + 1, "zoo", "notes", Key("s", 0), MakeDocument(0, 200)});
   if (Status s = store.Write(preload); !s.ok()) return Fail(state, "preload", s);
   const std::vector<std::string> groups = {"other", "team"};
-  const auto before = store.counters();
-  uint64_t scans = 0, rows = 0, bytes = 0;
-  for (auto _ : state) {
+  TimeScans(state, store, kRows, [&](uint64_t& rows, uint64_t& bytes) -> Status {
     store::SyncRowCursor after;
     for (;;) {
-      auto page = store.ScanSyncRows(groups, after, 1000);
-      if (!page.ok()) return Fail(state, "scan", page.status());
-      rows += page->rows.size();
-      for (const auto& row : page->rows) bytes += row.key.size() + row.value.size();
-      if (!page->next) break;
-      after = *page->next;
+      SKIFF_ASSIGN_OR_RETURN(store::SyncRowPage page, store.ScanSyncRows(groups, after, 1000));
+      rows += page.rows.size();
+      for (const auto& row : page.rows) bytes += row.key.size() + row.value.size();
+      if (!page.next) return Status::Ok();
+      after = *page.next;
     }
-    ++scans;
-  }
-  const auto done = store.counters();
-  if (rows != kRows * scans) return state.SkipWithError("a scan did not see every row once");
-  SetDeterministic(state, "rows_per_scan", double(rows) / double(scans));
-  SetDeterministic(state, "bytes_per_scan", double(bytes) / double(scans));
-  SetDeterministic(state, "statements_per_scan",
-                   double(done.statements - before.statements) / double(scans));
-  state.SetItemsProcessed(static_cast<int64_t>(rows));
+  });
 }
 
 const bool kRegistered = AddRegistration([] {
