@@ -2,13 +2,15 @@
 
 #include <algorithm>
 #include <deque>
-#include <future>
 #include <map>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "base/mutex.h"
 #include "client/client.h"
+#include "client/internal/bootstrap_feed.h"
 #include "client/internal/bootstrap_page.h"
 #include "client/internal/row_table.h"
 #include "doc/document.h"
@@ -366,9 +368,11 @@ class Device::Impl {
     return slot->reply->ok() ? Status::Ok() : slot->reply->status();
   }
 
-  // Pages are asked for one ahead: as soon as a page is read, the request
-  // for the next goes out, so the server reads and sends it while this one
-  // is applied.
+  // Pages are asked for one ahead: as soon as a reply names the page after
+  // it (the server writes that before the rows), the client's I/O thread
+  // asks for that page, then reads this one's rows, while this thread
+  // applies the page before (bootstrap_feed.h). So the server's reading and
+  // sending, the client's reading and this thread's applying overlap.
   Status BootstrapAll() {
     std::optional<RowName> after;
     {
@@ -376,10 +380,24 @@ class Device::Impl {
       if (position_.bootstrapped) return Status::Ok();
       after = position_.bootstrap_after;
     }
-    std::future<Result<internal::BootstrapPage>> ahead = AskForPage(after);
+    auto feed = std::make_shared<internal::BootstrapFeed>();
+    struct CloseFeed {
+      internal::BootstrapFeed& feed;
+      ~CloseFeed() { feed.Close(); }
+    } close_feed{*feed};
+    CountRequest(&DeviceCounters::bootstraps);
+    AskForPage(client_.get(), options_.page, after, feed);
     for (;;) {
-      SKIFF_ASSIGN_OR_RETURN(internal::BootstrapPage page, ahead.get());
-      if (page.next) ahead = AskForPage(page.next);
+      internal::BootstrapFeed::Entry entry = feed->Pop();
+      // Counted here, on this thread, whichever thread asked: the page after
+      // a page is asked for before that page is applied either way, so the
+      // count does not depend on which thread was first.
+      if (entry.next_asked) CountRequest(&DeviceCounters::bootstraps);
+      SKIFF_ASSIGN_OR_RETURN(internal::BootstrapPage page, std::move(entry.page));
+      if (!entry.next_asked && page.next) {
+        CountRequest(&DeviceCounters::bootstraps);
+        AskForPage(client_.get(), options_.page, page.next, feed);
+      }
       std::vector<RowWrite>& writes = page.rows;
       MutexLock lock(&mu_);
       SyncPosition position = position_;
@@ -396,21 +414,26 @@ class Device::Impl {
     }
   }
 
-  // The bootstrap page after `after` (the first page: nullopt), asked for
-  // now and read later. The reply is read into rows on the client's I/O
-  // thread as it arrives, so this thread only applies pages: reading page
-  // k+1 there overlaps applying page k here.
-  std::future<Result<internal::BootstrapPage>> AskForPage(const std::optional<RowName>& after) {
-    doc::Value request = {{"op", "bootstrap"}, {"limit", options_.page}};
+  // Asks for the bootstrap page after `after` (the first page: nullopt);
+  // the reply is read into rows on the client's I/O thread and pushed to
+  // `feed`. Reading a reply that names its next page first, that thread
+  // asks for the next page before it reads the rows, when the feed allows.
+  // Static: it runs on the I/O thread and touches no member of the device.
+  static void AskForPage(Client* client, size_t limit, const std::optional<RowName>& after,
+                         const std::shared_ptr<internal::BootstrapFeed>& feed) {
+    doc::Value request = {{"op", "bootstrap"}, {"limit", limit}};
     if (after) request["after"] = {after->group, after->table, after->key};
-    CountRequest(&DeviceCounters::bootstraps);
-    auto page = std::make_shared<std::promise<Result<internal::BootstrapPage>>>();
-    std::future<Result<internal::BootstrapPage>> future = page->get_future();
-    client_->CallText(request, [page](Result<std::string> text) {
-      if (!text.ok()) return page->set_value(text.status());
-      page->set_value(internal::ReadBootstrapPage(*text));
+    client->CallText(request, [client, limit, feed](Result<std::string> text) {
+      if (!text.ok()) return feed->Push(text.status(), false);
+      bool next_asked = false;
+      Result<internal::BootstrapPage> page =
+          internal::ReadBootstrapPage(*text, [&](const std::optional<RowName>& next) {
+            if (!next || !feed->MayAskAhead()) return;
+            AskForPage(client, limit, next, feed);
+            next_asked = true;
+          });
+      feed->Push(std::move(page), next_asked);
     });
-    return future;
   }
 
   Status PullAll() {

@@ -4,7 +4,9 @@
 // and it reads exactly what the server's encoder writes.
 #include "client/internal/bootstrap_page.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -139,6 +141,32 @@ TEST(BootstrapPageTest, ReadsRowsCursorAndNext) {
   EXPECT_FALSE(last->next.has_value());
 }
 
+TEST(BootstrapPageTest, GivesTheNextPageBeforeTheRowsWhenTheReplyDoes) {
+  std::vector<std::optional<RowName>> seen;
+  auto record = [&](const std::optional<RowName>& next) { seen.push_back(next); };
+  // As the server writes it: the next page's `after` ahead of the rows.
+  auto page =
+      ReadBootstrapPage(R"({"id":3,"ok":true,"cursor":12,"next":["g","t","b"],)"
+                        R"("rows":[{"group":"g","table":"t","key":"b","value":1,"sync_id":4}]})",
+                        record);
+  ASSERT_OK(page);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], (RowName{"g", "t", "b"}));
+  EXPECT_EQ(page->next, (RowName{"g", "t", "b"}));
+  EXPECT_EQ(page->rows.size(), 1u);
+
+  seen.clear();
+  ASSERT_OK(ReadBootstrapPage(R"({"id":4,"ok":true,"cursor":12,"next":null,"rows":[]})", record));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_FALSE(seen[0].has_value());
+
+  // Rows first: the caller learns `next` from the page only.
+  seen.clear();
+  ASSERT_OK(ReadBootstrapPage(R"({"id":5,"ok":true,"rows":[],"cursor":12,"next":["g","t","c"]})",
+                              record));
+  EXPECT_TRUE(seen.empty());
+}
+
 TEST(BootstrapPageTest, RefusesMalformedReplies) {
   for (
       const char* bad : {
@@ -152,6 +180,7 @@ TEST(BootstrapPageTest, RefusesMalformedReplies) {
           R"({"id":1,"ok":true,"rows":[],"cursor":-1})",
           R"({"id":1,"ok":true,"rows":[],"cursor":1,"next":["g","t"]})",
           R"({"id":1,"ok":true,"rows":[],"cursor":1} trailing)",
+          R"({"id":1,"ok":true,"rows":[],"cursor":1})",  // no next: not even the last page
       }) {
     EXPECT_FALSE(ReadBootstrapPage(bad).ok()) << bad;
   }
@@ -171,8 +200,15 @@ TEST(BootstrapPageTest, ReadsWhatTheServerEncodes) {
   reply.next = store::SyncRowCursor{"grp", "tbl", keys.back()};
   const std::string text = server::internal::EncodeBootstrapReply(5, reply);
   ASSERT_TRUE(doc::Value::accept(text)) << text;
-  auto page = ReadBootstrapPage(text);
+  // The server gives `next` ahead of the rows, so the device can ask for
+  // the following page first.
+  int told_next = 0;
+  auto page = ReadBootstrapPage(text, [&](const std::optional<RowName>& next) {
+    ++told_next;
+    EXPECT_EQ(next, (RowName{"grp", "tbl", keys.back()}));
+  });
   ASSERT_OK(page);
+  EXPECT_EQ(told_next, 1);
   ASSERT_EQ(page->rows.size(), keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     EXPECT_EQ(page->rows[i].name, (RowName{"grp", "tbl", keys[i]}));

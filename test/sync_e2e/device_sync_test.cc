@@ -2,6 +2,7 @@
 // offline edits, group isolation, storages that persist and reload.
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -33,6 +34,29 @@ std::unique_ptr<Device> OpenDevice(const client::DeviceOptions& o, client::Devic
 }
 
 class DeviceSyncTest : public SyncFixture {};
+
+// Rows "k1001".."k<1000+n>" of table "t" in group "team", value {"i": i},
+// pushed by a device "loader" of the client's user.
+Status PushRows(client::Client& client, int n) {
+  doc::Value changes = doc::Value::array();
+  for (int i = 1; i <= n; ++i) {
+    std::string key = "k";  // appended: g++ 12 -O3 warns falsely on "k" + std::string
+    key += std::to_string(1000 + i);
+    changes.push_back(
+        {{"seq", i}, {"table", "t"}, {"key", key}, {"group", "team"}, {"value", {{"i", i}}}});
+  }
+  return client.CallSync({{"op", "push"}, {"device", "loader"}, {"changes", changes}}).status();
+}
+
+// The device holds exactly the rows PushRows(n) wrote, in key order.
+void ExpectPushedRows(Device& device, int n) {
+  std::vector<client::StoredRow> rows = device.Scan("team", "t");
+  ASSERT_EQ(rows.size(), size_t(n));
+  for (int i = 1; i <= n; ++i) {
+    EXPECT_EQ(rows[i - 1].name.key, "k" + std::to_string(1000 + i));
+    EXPECT_EQ(rows[i - 1].value, doc::Value({{"i", i}}).dump());
+  }
+}
 
 TEST_F(DeviceSyncTest, TwoDevicesOfOneUserConvergeAfterConcurrentOfflineEdits) {
   AddUser("ann", {"team"});
@@ -118,15 +142,7 @@ TEST_F(DeviceSyncTest, ADeviceOfAnotherGroupNeverSeesItsRows) {
 TEST_F(DeviceSyncTest, ANewDeviceBootstrapsInPagesThenPulls) {
   AddUser("ann", {"team"});
   client::Client& raw = ClientFor("ann");
-  doc::Value changes = doc::Value::array();
-  for (int i = 1; i <= 250; ++i) {
-    std::string key = "k";  // appended: g++ 12 -O3 warns falsely on "k" + std::string
-    key += std::to_string(1000 + i);
-    changes.push_back(
-        {{"seq", i}, {"table", "t"}, {"key", key}, {"group", "team"}, {"value", {{"i", i}}}});
-  }
-  auto pushed = raw.CallSync({{"op", "push"}, {"device", "loader"}, {"changes", changes}});
-  ASSERT_OK(pushed);
+  ASSERT_OK(PushRows(raw, 250));
   client::MemoryStorage storage;
   client::DeviceOptions o = DeviceFor("ann", "reader");
   o.page = 100;
@@ -140,48 +156,41 @@ TEST_F(DeviceSyncTest, ANewDeviceBootstrapsInPagesThenPulls) {
   EXPECT_EQ(c.pushes, 0u);
   EXPECT_EQ(reader->cursor(), 250u);
   // Every row once, in key order, with the value pushed.
-  std::vector<client::StoredRow> rows = reader->Scan("team", "t");
-  ASSERT_EQ(rows.size(), 250u);
-  for (int i = 1; i <= 250; ++i) {
-    EXPECT_EQ(rows[i - 1].name.key, "k" + std::to_string(1000 + i));
-    EXPECT_EQ(rows[i - 1].value, doc::Value({{"i", i}}).dump());
-  }
+  ExpectPushedRows(*reader, 250);
 }
+
+// A MemoryStorage under a storage that changes how remote rows are applied.
+class OverMemoryStorage : public client::DeviceStorage {
+ public:
+  Result<client::StoredState> Load() override { return inner_.Load(); }
+  Status WriteLocal(const client::OutboxEntry& entry) override { return inner_.WriteLocal(entry); }
+  Status Acknowledge(uint64_t last_seq) override { return inner_.Acknowledge(last_seq); }
+  uint64_t statements() const override { return 0; }
+
+ protected:
+  client::MemoryStorage inner_;
+};
 
 // A MemoryStorage whose second page of remote rows fails to apply once, the
 // way a full disk or a crash between two pages would leave a bootstrap
 // half done. It records the first key of every page it was handed.
-class FailSecondPage : public client::DeviceStorage {
+class FailSecondPage : public OverMemoryStorage {
  public:
-  Result<client::StoredState> Load() override { return inner_.Load(); }
-  Status WriteLocal(const client::OutboxEntry& entry) override { return inner_.WriteLocal(entry); }
   Status ApplyRemote(const std::vector<client::RowWrite>& rows,
                      const client::SyncPosition& position) override {
     if (!rows.empty()) first_keys.push_back(rows.front().name.key);
     if (++pages == 2) return Internal("injected: the page did not land");
     return inner_.ApplyRemote(rows, position);
   }
-  Status Acknowledge(uint64_t last_seq) override { return inner_.Acknowledge(last_seq); }
-  uint64_t statements() const override { return 0; }
 
   int pages = 0;  // read once the device is up to date (its loop is idle)
   std::vector<std::string> first_keys;
-
- private:
-  client::MemoryStorage inner_;
 };
 
 TEST_F(DeviceSyncTest, ABootstrapCutBetweenPagesResumesAfterTheLastPageStored) {
   AddUser("ann", {"team"});
   client::Client& raw = ClientFor("ann");
-  doc::Value changes = doc::Value::array();
-  for (int i = 1; i <= 250; ++i) {
-    std::string key = "k";
-    key += std::to_string(1000 + i);
-    changes.push_back(
-        {{"seq", i}, {"table", "t"}, {"key", key}, {"group", "team"}, {"value", {{"i", i}}}});
-  }
-  ASSERT_OK(raw.CallSync({{"op", "push"}, {"device", "loader"}, {"changes", changes}}));
+  ASSERT_OK(PushRows(raw, 250));
   FailSecondPage storage;
   client::DeviceOptions o = DeviceFor("ann", "reader");
   o.page = 100;
@@ -193,13 +202,67 @@ TEST_F(DeviceSyncTest, ABootstrapCutBetweenPagesResumesAfterTheLastPageStored) {
   // for ahead, while the second was being applied, and that reply is dropped
   // with the failure.
   EXPECT_EQ(reader->synced_counters().bootstraps, 5u);
-  std::vector<client::StoredRow> rows = reader->Scan("team", "t");
-  ASSERT_EQ(rows.size(), 250u);
-  for (int i = 1; i <= 250; ++i) {
-    EXPECT_EQ(rows[i - 1].name.key, "k" + std::to_string(1000 + i));
-    EXPECT_EQ(rows[i - 1].value, doc::Value({{"i", i}}).dump());
-  }
+  ExpectPushedRows(*reader, 250);
   EXPECT_EQ(reader->cursor(), 250u);
+}
+
+// A MemoryStorage that holds the device's thread in applying its first page
+// of remote rows until the test lets it go (or a minute passes).
+class HoldFirstPage : public OverMemoryStorage {
+ public:
+  Status ApplyRemote(const std::vector<client::RowWrite>& rows,
+                     const client::SyncPosition& position) override {
+    if (!rows.empty() && !held_) {
+      held_ = true;
+      released_.wait_for(std::chrono::minutes(1));
+    }
+    return inner_.ApplyRemote(rows, position);
+  }
+  void Release() { release_.set_value(); }
+
+ private:
+  bool held_ = false;  // the device's thread only
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+};
+
+double PagesFromReadAhead(client::Client& client) {
+  auto stats = client.CallSync({{"op", "stats"}});
+  EXPECT_OK(stats);
+  return stats.ok() ? (*stats)["sync"].value("pages_from_read_ahead", -1.0) : -1.0;
+}
+
+TEST_F(DeviceSyncTest, TheClientAsksForTheNextPagesWhileTheDeviceAppliesOne) {
+  AddUser("ann", {"team"});
+  client::Client& raw = ClientFor("ann");
+  ASSERT_OK(PushRows(raw, 450));
+  HoldFirstPage storage;
+  client::DeviceOptions o = DeviceFor("ann", "reader");
+  o.page = 100;
+  auto reader = OpenDevice(o, storage);
+  struct ReleaseAtEnd {
+    HoldFirstPage& storage;
+    bool released = false;
+    ~ReleaseAtEnd() {
+      if (!released) storage.Release();
+    }
+  } release{storage};
+  // The device's thread is held in the first page. The client's I/O thread
+  // still asks for the second page as it reads the first reply, and for the
+  // third as it reads the second; the server answers both from the page it
+  // read ahead. (Before, the second waited for the device's thread.)
+  const auto deadline = std::chrono::steady_clock::now() + kSyncTimeout;
+  while (PagesFromReadAhead(raw) < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(PagesFromReadAhead(raw), 2);
+  release.released = true;
+  storage.Release();
+  ASSERT_OK(reader->WaitUntilUpToDate(kSyncTimeout)) << reader->last_error();
+  // Five pages (4 x 100 + 50), each asked for once, whichever thread asked.
+  EXPECT_EQ(reader->synced_counters().bootstraps, 5u);
+  EXPECT_EQ(PagesFromReadAhead(raw), 4);
+  ExpectPushedRows(*reader, 450);
 }
 
 TEST_F(DeviceSyncTest, RepeatedSyncRequestsKeepOneWaitInFlight) {

@@ -89,12 +89,12 @@ TEST(SyncCodecTest, EncodesReplies) {
   boot.cursor = 10;
   boot.next = store::SyncRowCursor{"team", "tasks", "t1"};
   EXPECT_EQ(EncodeBootstrapReply(5, boot),
-            R"({"id":5,"ok":true,"rows":[{"group":"team","table":"tasks","key":"t1",)"
-            R"("value":[1],"sync_id":9}],"cursor":10,"next":["team","tasks","t1"]})");
+            R"({"id":5,"ok":true,"cursor":10,"next":["team","tasks","t1"],"rows":[)"
+            R"({"group":"team","table":"tasks","key":"t1","value":[1],"sync_id":9}]})");
   boot.next.reset();
   boot.rows.clear();
   EXPECT_EQ(EncodeBootstrapReply(6, boot),
-            R"({"id":6,"ok":true,"rows":[],"cursor":10,"next":null})");
+            R"({"id":6,"ok":true,"cursor":10,"next":null,"rows":[]})");
   EXPECT_EQ(EncodeWaitReply(7, {true, 12}), R"({"id":7,"ok":true,"changed":true,"cursor":12})");
   // Every reply is valid JSON.
   EXPECT_TRUE(doc::Value::accept(EncodePullReply(4, pull)));

@@ -59,10 +59,10 @@ Status ReadNext(JsonReader& in, std::optional<RowName>* next) {
 
 }  // namespace
 
-Result<BootstrapPage> ReadBootstrapPage(std::string_view reply) {
+Result<BootstrapPage> ReadBootstrapPage(std::string_view reply, const OnNextPage& on_next) {
   JsonReader in(reply);
   BootstrapPage page;
-  bool has_rows = false, has_cursor = false;
+  bool has_rows = false, has_cursor = false, has_next = false;
   std::string_view name;
   if (!in.BeginObject()) return Malformed("not an object");
   for (bool done = false;;) {
@@ -85,7 +85,9 @@ Result<BootstrapPage> ReadBootstrapPage(std::string_view reply) {
       has_cursor = true;
       if (!in.Unsigned(&page.cursor)) return Malformed("'cursor' is not a number");
     } else if (name == "next") {
+      has_next = true;
       SKIFF_RETURN_IF_ERROR(ReadNext(in, &page.next));
+      if (!has_rows && on_next) on_next(page.next);
     } else if (!in.Skip()) {
       return Malformed("a member is malformed");
     }
@@ -93,6 +95,7 @@ Result<BootstrapPage> ReadBootstrapPage(std::string_view reply) {
   if (!in.AtEnd()) return Malformed("text after the object");
   if (!has_rows) return Internal("reply lacks 'rows'");
   if (!has_cursor) return Internal("reply lacks 'cursor'");
+  if (!has_next) return Internal("reply lacks 'next'");
   return page;
 }
 

@@ -8,6 +8,7 @@
 #define SKIFF_CLIENT_INTERNAL_BOOTSTRAP_PAGE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -23,9 +24,15 @@ struct BootstrapPage {
   std::optional<RowName> next;  // nullopt on the last page
 };
 
-// The page in `reply` (a whole `{"id":..,"ok":true,"rows":[..],..}` object).
-// internal when the text is not such a reply.
-Result<BootstrapPage> ReadBootstrapPage(std::string_view reply);
+// Called with a page's `next` when the reply gives it before its rows (the
+// server writes it first), so the caller can ask for the following page
+// while this one's rows are still being read.
+using OnNextPage = std::function<void(const std::optional<RowName>& next)>;
+
+// The page in `reply` (a whole `{"id":..,"ok":true,"rows":[..],..}` object,
+// its members in any order). internal when the text is not such a reply;
+// `on_next` may have run by then.
+Result<BootstrapPage> ReadBootstrapPage(std::string_view reply, const OnNextPage& on_next = {});
 
 }  // namespace skiff::client::internal
 

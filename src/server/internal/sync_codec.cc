@@ -172,6 +172,20 @@ std::string EncodeBootstrapReply(uint64_t id, const sync::BootstrapReply& reply)
   }
   out.reserve(bytes);
   AppendHead(out, id);
+  // The cursor and the next page's `after` come before the rows, so that a
+  // client can ask for the next page before it reads this one's rows.
+  out += ",\"cursor\":" + std::to_string(reply.cursor) + ",\"next\":";
+  if (reply.next) {
+    out += '[';
+    AppendString(out, reply.next->group);
+    out += ',';
+    AppendString(out, reply.next->table);
+    out += ',';
+    AppendString(out, reply.next->key);
+    out += ']';
+  } else {
+    out += "null";
+  }
   out += ",\"rows\":[";
   for (size_t i = 0; i < reply.rows.size(); ++i) {
     const store::SyncRow& row = reply.rows[i];
@@ -188,19 +202,7 @@ std::string EncodeBootstrapReply(uint64_t id, const sync::BootstrapReply& reply)
     out += std::to_string(row.sync_id);
     out += '}';
   }
-  out += "],\"cursor\":" + std::to_string(reply.cursor) + ",\"next\":";
-  if (reply.next) {
-    out += '[';
-    AppendString(out, reply.next->group);
-    out += ',';
-    AppendString(out, reply.next->table);
-    out += ',';
-    AppendString(out, reply.next->key);
-    out += ']';
-  } else {
-    out += "null";
-  }
-  out += '}';
+  out += "]}";
   return out;
 }
 

@@ -1,0 +1,54 @@
+#include "client/internal/bootstrap_feed.h"
+
+#include <string>
+#include <thread>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "test/status_matchers.h"
+
+namespace skiff::client::internal {
+namespace {
+
+BootstrapPage PageAfter(std::string key) {
+  BootstrapPage page;
+  page.next = RowName{"g", "t", std::move(key)};
+  return page;
+}
+
+// The I/O thread asks ahead only while the device has taken every page read
+// before, which bounds the pages read and not yet applied.
+TEST(BootstrapFeedTest, AsksAheadOnlyWhileTheDeviceHasTakenEveryPage) {
+  BootstrapFeed feed;
+  EXPECT_TRUE(feed.MayAskAhead());
+  feed.Push(PageAfter("a"), /*next_asked=*/true);
+  EXPECT_FALSE(feed.MayAskAhead());  // one page waits for the device
+  feed.Push(PageAfter("b"), false);
+  EXPECT_FALSE(feed.MayAskAhead());
+
+  BootstrapFeed::Entry first = feed.Pop();
+  ASSERT_OK(first.page);
+  EXPECT_EQ(first.page->next->key, "a");
+  EXPECT_TRUE(first.next_asked);
+  EXPECT_FALSE(feed.MayAskAhead());
+  BootstrapFeed::Entry second = feed.Pop();
+  EXPECT_EQ(second.page->next->key, "b");
+  EXPECT_FALSE(second.next_asked);
+  EXPECT_TRUE(feed.MayAskAhead());
+
+  feed.Close();  // the bootstrap ended: a late reply asks for nothing more
+  EXPECT_FALSE(feed.MayAskAhead());
+}
+
+TEST(BootstrapFeedTest, PopWaitsForThePageAndCarriesAFailure) {
+  BootstrapFeed feed;
+  std::thread io([&] { feed.Push(Internal("the connection closed"), false); });
+  BootstrapFeed::Entry entry = feed.Pop();  // returns only once pushed
+  io.join();
+  EXPECT_FALSE(entry.page.ok());
+  EXPECT_EQ(entry.page.status().message(), "the connection closed");
+}
+
+}  // namespace
+}  // namespace skiff::client::internal
