@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <utility>
+
+#include <asio/post.hpp>
 
 #include "server/internal/socket_connection.h"
 
@@ -73,6 +76,18 @@ void IoLoop::Remove(SocketConnection* conn) {
   conns_[slot] = conns_.back();
   conns_[slot]->slot = slot;
   conns_.pop_back();
+}
+
+void IoLoop::FlushAtEndOfTurn(std::shared_ptr<SocketConnection> conn) {
+  to_flush_.push_back(std::move(conn));
+  if (to_flush_.size() > 1) return;
+  // Posted from a handler on this thread, it runs after the handlers the
+  // same wait made ready (Asio queues it behind them).
+  asio::post(io_, [this] {
+    std::vector<std::shared_ptr<SocketConnection>> now;
+    now.swap(to_flush_);
+    for (const std::shared_ptr<SocketConnection>& c : now) c->FlushQueuedReplies();
+  });
 }
 
 void IoLoop::TerminateAll() {

@@ -161,7 +161,7 @@ void SocketConnection::Received(char* data, size_t n) {
     }
   }
   AfterInput(incomplete);
-  Flush();  // the replies of this read leave together
+  FlushAtEndOfTurn();
 }
 
 void SocketConnection::ProcessBuffered() {
@@ -172,6 +172,19 @@ void SocketConnection::ProcessBuffered() {
   if (phase_ == Phase::kDone) return;
   in_.erase(0, used);
   AfterInput(incomplete);
+  FlushAtEndOfTurn();
+}
+
+// The replies of this turn's reads leave together, once the loop has read
+// every connection that was ready (IoLoop::FlushAtEndOfTurn).
+void SocketConnection::FlushAtEndOfTurn() {
+  if (flush_at_end_of_turn_ || phase_ == Phase::kDone) return;
+  flush_at_end_of_turn_ = true;
+  loop_.FlushAtEndOfTurn(shared_from_this());
+}
+
+void SocketConnection::FlushQueuedReplies() {
+  flush_at_end_of_turn_ = false;
   Flush();
 }
 

@@ -61,6 +61,9 @@ class SocketConnection final : public Connection,
   void Sweep(int64_t now_ns);
   // Loop thread: ends the connection at once (shutdown, a fatal error).
   void Terminate();
+  // Loop thread: writes the replies of the reads handled this turn
+  // (IoLoop::FlushAtEndOfTurn).
+  void FlushQueuedReplies();
 
   // The loop's registry slot (loop thread only).
   size_t slot = 0;
@@ -107,6 +110,8 @@ class SocketConnection final : public Connection,
   void RequestFlushLocked() SKIFF_REQUIRES(out_mu_);
   // Writes as much as the socket takes now.
   void Flush();
+  // Has the loop flush at the end of its turn, once per turn.
+  void FlushAtEndOfTurn();
   void ArmWrite();
   void AfterDrained();
   // Answers a plain HTTP request (or refusal) and closes once it is sent.
@@ -127,18 +132,19 @@ class SocketConnection final : public Connection,
   // Loop thread only.
   Phase phase_ = Phase::kHandshake;
   Pause pause_ = Pause::kNone;
-  bool opened_ = false;              // the handshake completed
-  bool read_armed_ = false;          // an async_wait for reading is pending
-  bool read_scheduled_ = false;      // a posted read attempt is pending
-  bool write_armed_ = false;         // an async_wait for writing is pending
-  bool processing_ = false;          // inside Process (replies wait for its end)
-  bool peer_closed_ = false;         // the peer's close frame arrived
-  bool failing_ = false;             // close at once after our close frame
-  bool held_back_ = false;           // in_ starts with whole frames a pause held back
-  bool respond_then_close_ = false;  // a plain HTTP answer is on its way
-  std::string in_;                   // bytes read but not yet consumed
-  size_t in_accounted_ = 0;          // what AccountInput last reported
-  size_t in_needed_ = 0;             // bytes the frame at the front of in_ needs
+  bool opened_ = false;                // the handshake completed
+  bool read_armed_ = false;            // an async_wait for reading is pending
+  bool read_scheduled_ = false;        // a posted read attempt is pending
+  bool write_armed_ = false;           // an async_wait for writing is pending
+  bool processing_ = false;            // inside Process (replies wait for its end)
+  bool flush_at_end_of_turn_ = false;  // the loop writes the replies at the end of its turn
+  bool peer_closed_ = false;           // the peer's close frame arrived
+  bool failing_ = false;               // close at once after our close frame
+  bool held_back_ = false;             // in_ starts with whole frames a pause held back
+  bool respond_then_close_ = false;    // a plain HTTP answer is on its way
+  std::string in_;                     // bytes read but not yet consumed
+  size_t in_accounted_ = 0;            // what AccountInput last reported
+  size_t in_needed_ = 0;               // bytes the frame at the front of in_ needs
   ws::FrameReader reader_;
   int64_t started_ns_ = 0;            // accepted; for the handshake deadline
   int64_t partial_since_ns_ = 0;      // first byte of an unfinished frame, or 0
