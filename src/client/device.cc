@@ -423,8 +423,9 @@ class Device::Impl {
                          const std::shared_ptr<internal::BootstrapFeed>& feed) {
     doc::Value request = {{"op", "bootstrap"}, {"limit", limit}};
     if (after) request["after"] = {after->group, after->table, after->key};
-    client->CallText(request, [client, limit, feed](Result<std::string> text) {
-      if (!text.ok()) return feed->Push(text.status(), false);
+    const uint64_t number = feed->Ask();
+    client->CallText(request, [client, limit, feed, number](Result<std::string> text) {
+      if (!text.ok()) return feed->Push(number, text.status(), false);
       bool next_asked = false;
       Result<internal::BootstrapPage> page =
           internal::ReadBootstrapPage(*text, [&](const std::optional<RowName>& next) {
@@ -432,7 +433,7 @@ class Device::Impl {
             AskForPage(client, limit, next, feed);
             next_asked = true;
           });
-      feed->Push(std::move(page), next_asked);
+      feed->Push(number, std::move(page), next_asked);
     });
   }
 

@@ -22,9 +22,10 @@ BootstrapPage PageAfter(std::string key) {
 TEST(BootstrapFeedTest, AsksAheadOnlyWhileTheDeviceHasTakenEveryPage) {
   BootstrapFeed feed;
   EXPECT_TRUE(feed.MayAskAhead());
-  feed.Push(PageAfter("a"), /*next_asked=*/true);
+  const uint64_t a = feed.Ask(), b = feed.Ask();
+  feed.Push(a, PageAfter("a"), /*next_asked=*/true);
   EXPECT_FALSE(feed.MayAskAhead());  // one page waits for the device
-  feed.Push(PageAfter("b"), false);
+  feed.Push(b, PageAfter("b"), false);
   EXPECT_FALSE(feed.MayAskAhead());
 
   BootstrapFeed::Entry first = feed.Pop();
@@ -41,9 +42,25 @@ TEST(BootstrapFeedTest, AsksAheadOnlyWhileTheDeviceHasTakenEveryPage) {
   EXPECT_FALSE(feed.MayAskAhead());
 }
 
+// A request asked for while a page is read can fail at once, before that
+// page is pushed; the device still meets the page first.
+TEST(BootstrapFeedTest, PagesComeOutInTheOrderTheyWereAskedFor) {
+  BootstrapFeed feed;
+  const uint64_t page = feed.Ask();
+  const uint64_t next = feed.Ask();
+  feed.Push(next, Internal("the connection closed"), false);
+  feed.Push(page, PageAfter("a"), true);
+  BootstrapFeed::Entry first = feed.Pop();
+  ASSERT_OK(first.page);
+  EXPECT_EQ(first.page->next->key, "a");
+  BootstrapFeed::Entry second = feed.Pop();
+  EXPECT_FALSE(second.page.ok());
+}
+
 TEST(BootstrapFeedTest, PopWaitsForThePageAndCarriesAFailure) {
   BootstrapFeed feed;
-  std::thread io([&] { feed.Push(Internal("the connection closed"), false); });
+  const uint64_t number = feed.Ask();
+  std::thread io([&] { feed.Push(number, Internal("the connection closed"), false); });
   BootstrapFeed::Entry entry = feed.Pop();  // returns only once pushed
   io.join();
   EXPECT_FALSE(entry.page.ok());

@@ -232,7 +232,7 @@ double PagesFromReadAhead(client::Client& client) {
   return stats.ok() ? (*stats)["sync"].value("pages_from_read_ahead", -1.0) : -1.0;
 }
 
-TEST_F(DeviceSyncTest, TheClientAsksForTheNextPagesWhileTheDeviceAppliesOne) {
+TEST_F(DeviceSyncTest, ABootstrapHeldInAPageGoesOnWithEveryPageOnce) {
   AddUser("ann", {"team"});
   client::Client& raw = ClientFor("ann");
   ASSERT_OK(PushRows(raw, 450));
@@ -248,18 +248,21 @@ TEST_F(DeviceSyncTest, TheClientAsksForTheNextPagesWhileTheDeviceAppliesOne) {
     }
   } release{storage};
   // The device's thread is held in the first page. The client's I/O thread
-  // still asks for the second page as it reads the first reply, and for the
-  // third as it reads the second; the server answers both from the page it
-  // read ahead. (Before, the second waited for the device's thread.)
+  // asked for the second as it read the first reply (nothing waited for the
+  // device then), and the server answers it from the page it read ahead.
+  // Whether the third is asked for too depends on whether the device's
+  // thread had taken the first page when the second arrived, so only the
+  // second is certain here.
   const auto deadline = std::chrono::steady_clock::now() + kSyncTimeout;
-  while (PagesFromReadAhead(raw) < 2 && std::chrono::steady_clock::now() < deadline) {
+  while (PagesFromReadAhead(raw) < 1 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  EXPECT_EQ(PagesFromReadAhead(raw), 2);
+  EXPECT_GE(PagesFromReadAhead(raw), 1);
   release.released = true;
   storage.Release();
   ASSERT_OK(reader->WaitUntilUpToDate(kSyncTimeout)) << reader->last_error();
-  // Five pages (4 x 100 + 50), each asked for once, whichever thread asked.
+  // Five pages (4 x 100 + 50), each asked for once and in order, whichever
+  // thread asked, so each after the first came from the read-ahead.
   EXPECT_EQ(reader->synced_counters().bootstraps, 5u);
   EXPECT_EQ(PagesFromReadAhead(raw), 4);
   ExpectPushedRows(*reader, 450);

@@ -7,12 +7,14 @@
 // device has taken every page read before: a device that applies slower
 // than pages arrive then asks for each page itself, so at most two read
 // pages wait for it and one more is on its way. Pages come out in the order
-// they were pushed; the client runs its callbacks on one thread, in the
-// order the replies arrive. Thread-safe.
+// they were asked for (Ask numbers them), whatever order their replies or
+// failures are pushed in: a request that fails at once reports before the
+// page that asked for it is pushed. Thread-safe.
 #ifndef SKIFF_CLIENT_INTERNAL_BOOTSTRAP_FEED_H_
 #define SKIFF_CLIENT_INTERNAL_BOOTSTRAP_FEED_H_
 
-#include <deque>
+#include <cstdint>
+#include <map>
 #include <utility>
 
 #include "base/mutex.h"
@@ -28,26 +30,35 @@ class BootstrapFeed {
     bool next_asked = false;  // the page after it was asked for already
   };
 
+  // The number of the page about to be asked for, in asking order.
+  uint64_t Ask() {
+    MutexLock lock(&mu_);
+    return asked_++;
+  }
+
   // Whether the I/O thread, reading a page, may ask for the one after it.
   bool MayAskAhead() {
     MutexLock lock(&mu_);
     return !closed_ && ready_.empty();
   }
 
-  void Push(Result<BootstrapPage> page, bool next_asked) {
+  // The reply to request `number` (from Ask), read, or why there is none.
+  void Push(uint64_t number, Result<BootstrapPage> page, bool next_asked) {
     {
       MutexLock lock(&mu_);
-      ready_.push_back(Entry{std::move(page), next_asked});
+      ready_.emplace(number, Entry{std::move(page), next_asked});
     }
-    cv_.Signal();
+    cv_.SignalAll();
   }
 
-  // The next page, once it is read.
+  // The next page in asking order, once it is pushed.
   Entry Pop() {
     MutexLock lock(&mu_);
-    while (ready_.empty()) cv_.Wait(mu_);
-    Entry entry = std::move(ready_.front());
-    ready_.pop_front();
+    auto next = ready_.end();
+    while ((next = ready_.find(taken_)) == ready_.end()) cv_.Wait(mu_);
+    Entry entry = std::move(next->second);
+    ready_.erase(next);
+    ++taken_;
     return entry;
   }
 
@@ -60,7 +71,9 @@ class BootstrapFeed {
  private:
   Mutex mu_;
   CondVar cv_;
-  std::deque<Entry> ready_ SKIFF_GUARDED_BY(mu_);
+  std::map<uint64_t, Entry> ready_ SKIFF_GUARDED_BY(mu_);  // pushed, not taken, by number
+  uint64_t asked_ SKIFF_GUARDED_BY(mu_) = 0;
+  uint64_t taken_ SKIFF_GUARDED_BY(mu_) = 0;
   bool closed_ SKIFF_GUARDED_BY(mu_) = false;
 };
 
