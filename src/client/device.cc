@@ -381,18 +381,23 @@ class Device::Impl {
       after = position_.bootstrap_after;
     }
     auto feed = std::make_shared<internal::BootstrapFeed>();
+    // Runs before this returns, so no ask of the I/O thread is under way
+    // once the loop may replace the client; the I/O thread's asks are
+    // counted then.
     struct CloseFeed {
+      Impl& device;
       internal::BootstrapFeed& feed;
-      ~CloseFeed() { feed.Close(); }
-    } close_feed{*feed};
+      ~CloseFeed() {
+        const uint64_t asked = feed.Close();
+        MutexLock lock(&device.mu_);
+        device.counters_.requests += asked;
+        device.counters_.bootstraps += asked;
+      }
+    } close_feed{*this, *feed};
     CountRequest(&DeviceCounters::bootstraps);
     AskForPage(client_.get(), options_.page, after, feed);
     for (;;) {
       internal::BootstrapFeed::Entry entry = feed->Pop();
-      // Counted here, on this thread, whichever thread asked: the page after
-      // a page is asked for before that page is applied either way, so the
-      // count does not depend on which thread was first.
-      if (entry.next_asked) CountRequest(&DeviceCounters::bootstraps);
       SKIFF_ASSIGN_OR_RETURN(internal::BootstrapPage page, std::move(entry.page));
       if (!entry.next_asked && page.next) {
         CountRequest(&DeviceCounters::bootstraps);
@@ -429,8 +434,9 @@ class Device::Impl {
       bool next_asked = false;
       Result<internal::BootstrapPage> page =
           internal::ReadBootstrapPage(*text, [&](const std::optional<RowName>& next) {
-            if (!next || !feed->MayAskAhead()) return;
+            if (!next || !feed->BeginAskAhead()) return;
             AskForPage(client, limit, next, feed);
+            feed->EndAskAhead();
             next_asked = true;
           });
       feed->Push(number, std::move(page), next_asked);

@@ -181,6 +181,7 @@ TEST(BootstrapPageTest, RefusesMalformedReplies) {
           R"({"id":1,"ok":true,"rows":[],"cursor":1,"next":["g","t"]})",
           R"({"id":1,"ok":true,"rows":[],"cursor":1} trailing)",
           R"({"id":1,"ok":true,"rows":[],"cursor":1})",  // no next: not even the last page
+          R"({"id":1,"ok":true,"cursor":1,"next":null,"next":null,"rows":[]})",  // next twice
       }) {
     EXPECT_FALSE(ReadBootstrapPage(bad).ok()) << bad;
   }

@@ -144,6 +144,29 @@ TEST_F(HostileClientTest, PipelinedGetsOfALargeDocumentStayWithinTheOutputBound)
   }
 }
 
+// A client that pipelines its requests and then stops sending (FIN) still
+// gets every reply the server makes before it closes. The requests are more
+// than one read buffer, so the server may meet the end of the stream in the
+// same turn of its loop as the last of them, before that turn's replies are
+// written (how the bytes arrive decides); either way every reply comes.
+TEST_F(HostileClientTest, RequestsSentBeforeAHalfCloseAreAllAnswered) {
+  Start();
+  auto p = Peer();
+  Login(*p);
+  constexpr int kPings = 3000;  // about 110 KB of frames
+  std::string frames;
+  for (int i = 0; i < kPings; ++i) {
+    frames += WsPeer::Frame(0x81, R"({"id":)" + std::to_string(i) + R"(,"op":"ping"})");
+  }
+  ASSERT_TRUE(p->SendRaw(frames));
+  p->EndSending();
+  for (int i = 0; i < kPings; ++i) {
+    std::optional<std::string> r = p->NextText();
+    ASSERT_TRUE(r.has_value()) << "after " << i << " replies";
+    ASSERT_EQ(Value::parse(*r)["id"], i) << *r;
+  }
+}
+
 TEST_F(HostileClientTest, LongPipelinesAreSlowedNeverRefused) {
   options_.max_in_flight = 64;  // far below the pipelines below
   Start();

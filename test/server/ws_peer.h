@@ -97,6 +97,9 @@ class WsPeer {
     }
   }
 
+  // Sends no more (a half-close: FIN after what was sent); reading goes on.
+  void EndSending() { ::shutdown(fd_, SHUT_WR); }
+
   // Writes all of `bytes` (blocking); false when the connection failed.
   bool SendRaw(std::string_view bytes) {
     while (!bytes.empty()) {

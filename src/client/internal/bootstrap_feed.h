@@ -3,7 +3,7 @@
 // device's thread, which applies them in order.
 //
 // The I/O thread may ask for the next page as soon as a reply names it,
-// before it reads that reply's rows (MayAskAhead), but only while the
+// before it reads that reply's rows (BeginAskAhead), but only while the
 // device has taken every page read before: a device that applies slower
 // than pages arrive then asks for each page itself, so at most two read
 // pages wait for it and one more is on its way. Pages come out in the order
@@ -36,10 +36,22 @@ class BootstrapFeed {
     return asked_++;
   }
 
-  // Whether the I/O thread, reading a page, may ask for the one after it.
-  bool MayAskAhead() {
+  // Whether the I/O thread, reading a page, may ask for the one after it
+  // now. When true, the ask is in progress until EndAskAhead: Close waits
+  // for it, so the client it goes through outlives it.
+  bool BeginAskAhead() {
     MutexLock lock(&mu_);
-    return !closed_ && ready_.empty();
+    if (closed_ || !ready_.empty()) return false;
+    ++asking_;
+    return true;
+  }
+  void EndAskAhead() {
+    {
+      MutexLock lock(&mu_);
+      --asking_;
+      ++asked_ahead_;
+    }
+    cv_.SignalAll();
   }
 
   // The reply to request `number` (from Ask), read, or why there is none.
@@ -62,10 +74,14 @@ class BootstrapFeed {
     return entry;
   }
 
-  // The bootstrap ended (done or failed): nothing more is asked ahead.
-  void Close() {
+  // The bootstrap ended (done or failed): nothing more is asked ahead, and
+  // an ask in progress is waited for. Returns how many requests the I/O
+  // thread sent, for the device's request count.
+  uint64_t Close() {
     MutexLock lock(&mu_);
     closed_ = true;
+    while (asking_ > 0) cv_.Wait(mu_);
+    return asked_ahead_;
   }
 
  private:
@@ -74,6 +90,8 @@ class BootstrapFeed {
   std::map<uint64_t, Entry> ready_ SKIFF_GUARDED_BY(mu_);  // pushed, not taken, by number
   uint64_t asked_ SKIFF_GUARDED_BY(mu_) = 0;
   uint64_t taken_ SKIFF_GUARDED_BY(mu_) = 0;
+  int asking_ SKIFF_GUARDED_BY(mu_) = 0;            // asks ahead in progress
+  uint64_t asked_ahead_ SKIFF_GUARDED_BY(mu_) = 0;  // asks ahead sent
   bool closed_ SKIFF_GUARDED_BY(mu_) = false;
 };
 

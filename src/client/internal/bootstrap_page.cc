@@ -85,6 +85,8 @@ Result<BootstrapPage> ReadBootstrapPage(std::string_view reply, const OnNextPage
       has_cursor = true;
       if (!in.Unsigned(&page.cursor)) return Malformed("'cursor' is not a number");
     } else if (name == "next") {
+      // Twice would ask for a page twice.
+      if (has_next) return Malformed("'next' given twice");
       has_next = true;
       SKIFF_RETURN_IF_ERROR(ReadNext(in, &page.next));
       if (!has_rows && on_next) on_next(page.next);

@@ -86,7 +86,16 @@ void IoLoop::FlushAtEndOfTurn(std::shared_ptr<SocketConnection> conn) {
   asio::post(io_, [this] {
     std::vector<std::shared_ptr<SocketConnection>> now;
     now.swap(to_flush_);
-    for (const std::shared_ptr<SocketConnection>& c : now) c->FlushQueuedReplies();
+    for (const std::shared_ptr<SocketConnection>& c : now) {
+      // One connection's failure must not leave the others' replies
+      // unwritten: it ends that connection only.
+      try {
+        c->FlushQueuedReplies();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "skiffd: writing a connection's replies: %s\n", e.what());
+        c->Terminate();
+      }
+    }
   });
 }
 

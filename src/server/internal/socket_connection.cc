@@ -136,7 +136,13 @@ void SocketConnection::OnReadable() {
     asio::error_code ec;
     const size_t n = socket_.read_some(asio::buffer(buffer, IoLoop::kReadBufferBytes), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) return ArmRead();
-    if (ec) return Terminate();  // end of stream or reset: the peer is gone
+    if (ec) {
+      // End of stream or reset: the peer is gone, or sends no more. The
+      // replies of this turn's earlier reads go first, as far as the socket
+      // takes them.
+      if (flush_at_end_of_turn_) Flush();
+      return Terminate();
+    }
     Received(buffer, n);
     // A short read emptied the socket; readiness is reported for new bytes.
     if (n < IoLoop::kReadBufferBytes) return ArmRead();
@@ -179,8 +185,8 @@ void SocketConnection::ProcessBuffered() {
 // every connection that was ready (IoLoop::FlushAtEndOfTurn).
 void SocketConnection::FlushAtEndOfTurn() {
   if (flush_at_end_of_turn_ || phase_ == Phase::kDone) return;
-  flush_at_end_of_turn_ = true;
   loop_.FlushAtEndOfTurn(shared_from_this());
+  flush_at_end_of_turn_ = true;  // once the loop holds it
 }
 
 void SocketConnection::FlushQueuedReplies() {
