@@ -435,8 +435,11 @@ class Device::Impl {
       Result<internal::BootstrapPage> page =
           internal::ReadBootstrapPage(*text, [&](const std::optional<RowName>& next) {
             if (!next || !feed->BeginAskAhead()) return;
+            struct EndAsk {
+              internal::BootstrapFeed& feed;
+              ~EndAsk() { feed.EndAskAhead(); }
+            } end_ask{*feed};
             AskForPage(client, limit, next, feed);
-            feed->EndAskAhead();
             next_asked = true;
           });
       feed->Push(number, std::move(page), next_asked);
