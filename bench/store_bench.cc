@@ -111,14 +111,22 @@ void BM_WriteBatch100(benchmark::State& state, const std::string& kind) {
   state.SetItemsProcessed(static_cast<int64_t>(i));
 }
 
+// Documents Key(stem, i) of `bytes` each, i < n, written in one batch.
+Status PreloadDocuments(store::Store& store, const char* table, const char* stem, uint64_t n,
+                        size_t bytes) {
+  store::WriteBatch preload;
+  for (uint64_t i = 0; i < n; ++i) preload.Put(table, Key(stem, i), MakeDocument(i, bytes));
+  return store.Write(preload);
+}
+
 void BM_PointRead(benchmark::State& state, const std::string& kind) {
   auto fixture = OpenTestStore(state, kind);
   if (!fixture) return;
   store::Store& store = fixture->store();
   constexpr uint64_t kDocs = 1000;
-  store::WriteBatch preload;
-  for (uint64_t i = 0; i < kDocs; ++i) preload.Put("bench", Key("r", i), MakeDocument(i, 1024));
-  if (Status s = store.Write(preload); !s.ok()) return Fail(state, "preload", s);
+  if (Status s = PreloadDocuments(store, "bench", "r", kDocs, 1024); !s.ok()) {
+    return Fail(state, "preload", s);
+  }
   const auto before = store.counters();
   LatencyRecorder latency;
   uint64_t reads = 0, hits = 0, x = 12345;
@@ -168,9 +176,9 @@ void BM_Scan10k(benchmark::State& state, const std::string& kind) {
   if (!fixture) return;
   store::Store& store = fixture->store();
   constexpr uint64_t kRows = 10000;
-  store::WriteBatch preload;
-  for (uint64_t i = 0; i < kRows; ++i) preload.Put("scan", Key("s", i), MakeDocument(i, 200));
-  if (Status s = store.Write(preload); !s.ok()) return Fail(state, "preload", s);
+  if (Status s = PreloadDocuments(store, "scan", "s", kRows, 200); !s.ok()) {
+    return Fail(state, "preload", s);
+  }
   TimeScans(state, store, kRows, [&](uint64_t& rows, uint64_t& bytes) -> Status {
     std::string after;
     for (;;) {

@@ -33,8 +33,6 @@ std::unique_ptr<Device> OpenDevice(const client::DeviceOptions& o, client::Devic
   return std::move(*device);
 }
 
-class DeviceSyncTest : public SyncFixture {};
-
 // Rows "k1001".."k<1000+n>" of table "t" in group "team", value {"i": i},
 // pushed by a device "loader" of the client's user.
 Status PushRows(client::Client& client, int n) {
@@ -47,6 +45,19 @@ Status PushRows(client::Client& client, int n) {
   }
   return client.CallSync({{"op", "push"}, {"device", "loader"}, {"changes", changes}}).status();
 }
+
+class DeviceSyncTest : public SyncFixture {
+ protected:
+  // ann, in "team", with PushRows(rows) done; the options of a new device
+  // of hers that bootstraps in pages of 100.
+  Result<client::DeviceOptions> PagedReaderOf(int rows) {
+    AddUser("ann", {"team"});
+    SKIFF_RETURN_IF_ERROR(PushRows(ClientFor("ann"), rows));
+    client::DeviceOptions o = DeviceFor("ann", "reader");
+    o.page = 100;
+    return o;
+  }
+};
 
 // The device holds exactly the rows PushRows(n) wrote, in key order.
 void ExpectPushedRows(Device& device, int n) {
@@ -140,13 +151,10 @@ TEST_F(DeviceSyncTest, ADeviceOfAnotherGroupNeverSeesItsRows) {
 }
 
 TEST_F(DeviceSyncTest, ANewDeviceBootstrapsInPagesThenPulls) {
-  AddUser("ann", {"team"});
-  client::Client& raw = ClientFor("ann");
-  ASSERT_OK(PushRows(raw, 250));
+  Result<client::DeviceOptions> o = PagedReaderOf(250);
+  ASSERT_OK(o);
   client::MemoryStorage storage;
-  client::DeviceOptions o = DeviceFor("ann", "reader");
-  o.page = 100;
-  auto reader = OpenDevice(o, storage);
+  auto reader = OpenDevice(*o, storage);
   ASSERT_OK(reader->WaitUntilUpToDate(kSyncTimeout)) << reader->last_error();
   EXPECT_EQ(reader->row_count(), 250u);
   client::DeviceCounters c = reader->synced_counters();
@@ -188,13 +196,10 @@ class FailSecondPage : public OverMemoryStorage {
 };
 
 TEST_F(DeviceSyncTest, ABootstrapCutBetweenPagesResumesAfterTheLastPageStored) {
-  AddUser("ann", {"team"});
-  client::Client& raw = ClientFor("ann");
-  ASSERT_OK(PushRows(raw, 250));
+  Result<client::DeviceOptions> o = PagedReaderOf(250);
+  ASSERT_OK(o);
   FailSecondPage storage;
-  client::DeviceOptions o = DeviceFor("ann", "reader");
-  o.page = 100;
-  auto reader = OpenDevice(o, storage);
+  auto reader = OpenDevice(*o, storage);
   ASSERT_OK(reader->WaitUntilUpToDate(kSyncTimeout)) << reader->last_error();
   // The failed page was fetched again, not the whole download.
   EXPECT_EQ(storage.first_keys, (std::vector<std::string>{"k1001", "k1101", "k1101", "k1201"}));
@@ -233,13 +238,10 @@ double PagesFromReadAhead(client::Client& client) {
 }
 
 TEST_F(DeviceSyncTest, ABootstrapHeldInAPageGoesOnWithEveryPageOnce) {
-  AddUser("ann", {"team"});
-  client::Client& raw = ClientFor("ann");
-  ASSERT_OK(PushRows(raw, 450));
+  Result<client::DeviceOptions> o = PagedReaderOf(450);
+  ASSERT_OK(o);
   HoldFirstPage storage;
-  client::DeviceOptions o = DeviceFor("ann", "reader");
-  o.page = 100;
-  auto reader = OpenDevice(o, storage);
+  auto reader = OpenDevice(*o, storage);
   struct ReleaseAtEnd {
     HoldFirstPage& storage;
     bool released = false;
@@ -254,17 +256,17 @@ TEST_F(DeviceSyncTest, ABootstrapHeldInAPageGoesOnWithEveryPageOnce) {
   // thread had taken the first page when the second arrived, so only the
   // second is certain here.
   const auto deadline = std::chrono::steady_clock::now() + kSyncTimeout;
-  while (PagesFromReadAhead(raw) < 1 && std::chrono::steady_clock::now() < deadline) {
+  while (PagesFromReadAhead(ClientFor("ann")) < 1 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  EXPECT_GE(PagesFromReadAhead(raw), 1);
+  EXPECT_GE(PagesFromReadAhead(ClientFor("ann")), 1);
   release.released = true;
   storage.Release();
   ASSERT_OK(reader->WaitUntilUpToDate(kSyncTimeout)) << reader->last_error();
   // Five pages (4 x 100 + 50), each asked for once and in order, whichever
   // thread asked, so each after the first came from the read-ahead.
   EXPECT_EQ(reader->synced_counters().bootstraps, 5u);
-  EXPECT_EQ(PagesFromReadAhead(raw), 4);
+  EXPECT_EQ(PagesFromReadAhead(ClientFor("ann")), 4);
   ExpectPushedRows(*reader, 450);
 }
 
