@@ -47,6 +47,11 @@ void SetInfo(benchmark::State& state, const std::string& name, double value) {
   state.counters[name] = benchmark::Counter(value);
 }
 
+void SetJudged(benchmark::State& state, const std::string& name, double value, Better better) {
+  Declare(name, better == Better::kLower ? CounterKind::kJudgedLower : CounterKind::kJudgedHigher);
+  state.counters[name] = benchmark::Counter(value);
+}
+
 std::map<std::string, CounterKind> CounterKinds() {
   Registry& r = GetRegistry();
   std::lock_guard lock(r.mu);
@@ -54,7 +59,17 @@ std::map<std::string, CounterKind> CounterKinds() {
 }
 
 const char* CounterKindName(CounterKind kind) {
-  return kind == CounterKind::kDeterministic ? "deterministic" : "info";
+  switch (kind) {
+    case CounterKind::kDeterministic:
+      return "deterministic";
+    case CounterKind::kInfo:
+      return "info";
+    case CounterKind::kJudgedLower:
+      return "judged_lower";
+    case CounterKind::kJudgedHigher:
+      return "judged_higher";
+  }
+  return "info";
 }
 
 }  // namespace skiff::bench

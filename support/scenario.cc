@@ -5,9 +5,12 @@
 #include <cstdio>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "support/bench_options.h"
 #include "support/bench_registry.h"
 #include "support/counters.h"
+#include "support/process.h"
 #include "support/run_facts.h"
 
 namespace skiff::bench {
@@ -72,6 +75,21 @@ void Report(benchmark::State& state, const std::string& name, ScenarioContext& c
     if (ctx.server_cpu_known()) {
       SetInfo(state, "server_cpu_pct", 100 * ctx.server_cpu_seconds() / run->wall_seconds);
     }
+  }
+  // The server's CPU per reply is steadier than the wall time on a shared
+  // machine (it does not count the time the server waited for the CPU), so
+  // the comparer judges it beside the time; its resident set after the run
+  // is judged too (in-process it includes the load driver, the same on both
+  // sides of a comparison).
+  if (ctx.server_cpu_known() && run->ops > 0) {
+    SetJudged(state, "server_cpu_us_per_op", 1e6 * ctx.server_cpu_seconds() / double(run->ops));
+  }
+  // An attached server (--url) is another machine's: no RSS of it here.
+  const pid_t server_pid = ctx.stack().pid() > 0      ? ctx.stack().pid()
+                           : ctx.stack().in_process() ? getpid()
+                                                      : -1;
+  if (const int64_t rss = server_pid > 0 ? support::ResidentBytes(server_pid) : -1; rss > 0) {
+    SetJudged(state, "server_rss_mib", double(rss) / (1 << 20));
   }
   std::fprintf(stderr, "result: %s", ResultLine(name, *run).c_str());
   if (run->wall_seconds > 0) {

@@ -13,7 +13,8 @@
 # tools/bench, one kv case capped), failed/ (a run whose families failed or
 # did not run, beside a memory.json of another run), full/ (the memory
 # family at 200,000 documents), no-record/ (files without run.json),
-# base/ (an earlier store_bench), history.jsonl (three runs).
+# base/ (an earlier store_bench), compare-quick.json (skiff-compare --format
+# json of base/ against quick/'s store_bench), history.jsonl (three runs).
 # Exit 77 (skipped) when node, Chromium or the page's npm packages are
 # missing, except under CI=true, where that is a failure.
 set -euo pipefail
@@ -75,7 +76,8 @@ has() { grep -q -- "$2" "$out/$1.dom" || fail "$1: the page lacks '$2'"; }
 lacks() { if grep -q -- "$2" "$out/$1.dom"; then fail "$1: the page shows '$2'"; fi; }
 
 # A good quick run, with a history and a base.
-render quick --base "$fixtures/base" --history "$fixtures/history.jsonl"
+render quick --base "$fixtures/base" --compare "$fixtures/compare-quick.json" \
+  --history "$fixtures/history.jsonl"
 # Memory: all policies and one per policy (5); per family throughput,
 # latency and history where it has them.
 [[ "${charts:-0}" -ge 12 ]] || fail "quick: expected at least 12 charts, the page declared ${charts:-0}"
@@ -90,6 +92,10 @@ has quick 'hot_heap_bytes'          # pack_bench's sizes
 has quick 'class="flag capped"'     # the capped kv case
 has quick 'data-chart="history"'
 has quick 'Time vs base'
+# The change against the base carries the comparer's verdict (one judge):
+# one repetition per side is too few for one, and the page says so.
+has quick 'data-verdict="too_few_repetitions"'
+has quick 'Judged vs base'
 has quick 'data-memory="scaled"'    # a quick run's RSS is not judged...
 grep -A1 'RSS after idle, packing + eviction' "$out/quick.dom" | grep -q 'not judged' ||
   fail "quick: the RSS target is judged on a run of another size"

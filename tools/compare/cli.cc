@@ -47,7 +47,7 @@ Options:
                          unstable (default: the threshold)
   --min-repetitions N    fewer samples per side give "too few repetitions" (default 3)
   --cpu-time             judge cpu_time instead of real_time
-  --fail-on-slower       exit 4 when a benchmark is slower
+  --fail-on-slower       exit 4 when a benchmark is slower or a judged counter worse
   --filters BASE_RE HEAD_RE  compare two sets of benchmarks of one run
   --version              the version of this build
   -h, --help             this text
@@ -57,15 +57,24 @@ rate in every sample, else per iteration (real_time, or cpu_time).
 Verdicts: faster / slower need both p < alpha and a change >= threshold;
 unstable when CV > max-cv on either side; too few repetitions when a side has
 fewer than N samples or the test cannot reach alpha with that many.
-Deterministic counters (context.skiff_counter_kinds) must be equal (relative
-tolerance 1e-9); info counters are shown, never judged.
+Counters take their kind from context.skiff_counter_kinds, read from both
+runs (a counter whose kind differs is judged as the stricter kind, and the
+change fails the run like a changed counter):
+  deterministic   must be equal (relative tolerance 1e-9);
+  judged_lower    server CPU per operation, memory: judged like times over
+  judged_higher   the repetitions' values, "worse" / "better" in their direction;
+  info            shown, never judged.
+"Sees" is the smallest change a row could have been given a verdict for,
+from its own spread: at least the threshold, the wider side's range, and
+three times a noisy side's CV. Run the same build twice (A/A) to learn what
+a comparison on this machine can see.
 
 Exit codes (the first that applies wins; the suite's scheme, docs/benchmarks.md):
   64 bad arguments
   3  bad input: unreadable file, malformed JSON, wrong shape
   2  a benchmark errored in HEAD or was removed from HEAD
-  1  a deterministic counter changed
-  4  a benchmark is slower and --fail-on-slower was given
+  1  a deterministic counter changed, or a counter's kind changed
+  4  a benchmark is slower or a judged counter worse, and --fail-on-slower was given
   0  all clear (times alone never fail a run)
 )";
 }

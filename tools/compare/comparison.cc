@@ -52,16 +52,85 @@ DeterministicValue Describe(const BenchmarkResult& b, const std::string& counter
   return d;
 }
 
+// How much a kind judges: a counter declared differently by the two runs is
+// judged as the stricter of the two.
+int Strictness(CounterKind kind) {
+  switch (kind) {
+    case CounterKind::kDeterministic:
+      return 2;
+    case CounterKind::kJudgedLower:
+    case CounterKind::kJudgedHigher:
+      return 1;
+    case CounterKind::kInfo:
+      return 0;
+  }
+  return 0;
+}
+
 CounterKind KindOf(const std::string& counter, const Run& base, const Run& head) {
-  // HEAD declares what its counters mean now; BASE's declaration covers a
-  // counter HEAD no longer lists.
-  if (auto it = head.counter_kinds.find(counter); it != head.counter_kinds.end()) {
-    return it->second;
+  auto in_head = head.counter_kinds.find(counter);
+  auto in_base = base.counter_kinds.find(counter);
+  const bool h = in_head != head.counter_kinds.end(), b = in_base != base.counter_kinds.end();
+  if (h && b) {
+    return Strictness(in_base->second) > Strictness(in_head->second) ? in_base->second
+                                                                     : in_head->second;
   }
-  if (auto it = base.counter_kinds.find(counter); it != base.counter_kinds.end()) {
-    return it->second;
-  }
+  if (h) return in_head->second;
+  if (b) return in_base->second;
   return CounterKind::kInfo;
+}
+
+void FindKindChanges(const Run& base, const Run& head, Comparison* out) {
+  for (const auto& [name, head_kind] : head.counter_kinds) {
+    auto it = base.counter_kinds.find(name);
+    if (it != base.counter_kinds.end() && it->second != head_kind) {
+      out->kind_changes.push_back({name, it->second, head_kind});
+    }
+  }
+}
+
+// A change that judges a counter less than BASE did (deterministic to
+// judged or info, judged to info) is what could silence a regression; one
+// that judges it more is listed only.
+bool Loosened(const KindChange& k) { return Strictness(k.head) < Strictness(k.base); }
+
+const std::vector<double>* Values(const BenchmarkResult& r, const std::string& counter) {
+  auto it = r.counters.find(counter);
+  return it == r.counters.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+// A judged counter's row: the time rules over its values, in its direction.
+void JudgeCounter(const BenchmarkResult& b, const BenchmarkResult& h, const std::string& name,
+                  CounterKind kind, const Settings& settings, Comparison* out) {
+  const std::vector<double>* bv = Values(b, name);
+  const std::vector<double>* hv = Values(h, name);
+  if (bv == nullptr && hv != nullptr) {
+    // New in HEAD: shown, as a new deterministic counter is.
+    out->info_counters.push_back({b.name, name, std::nullopt, Median(*hv)});
+    return;
+  }
+  if (hv == nullptr) {
+    // Gone from HEAD: a judged figure that stops being reported would
+    // silence its regressions, so it is a row that could get no verdict.
+    TimeRow row;
+    row.benchmark = b.name;
+    row.counter = name;
+    row.higher_is_better = kind == CounterKind::kJudgedHigher;
+    if (bv != nullptr) row.base = Summarize(*bv);
+    row.verdict = Verdict::kTooFewRepetitions;
+    row.notes.push_back(name + " is missing in HEAD: nothing to judge");
+    out->judged.push_back(std::move(row));
+    return;
+  }
+  TimeRow row = JudgeTimes(b.name, *bv, *hv, settings);
+  row.counter = name;
+  row.higher_is_better = kind == CounterKind::kJudgedHigher;
+  if (row.higher_is_better && row.verdict == Verdict::kSlower) {
+    row.verdict = Verdict::kFaster;
+  } else if (row.higher_is_better && row.verdict == Verdict::kFaster) {
+    row.verdict = Verdict::kSlower;
+  }
+  out->judged.push_back(std::move(row));
 }
 
 void CompareCounters(const BenchmarkResult& b, const BenchmarkResult& h, const Run& base,
@@ -70,7 +139,12 @@ void CompareCounters(const BenchmarkResult& b, const BenchmarkResult& h, const R
   for (const auto& [name, values] : b.counters) names.insert(name);
   for (const auto& [name, values] : h.counters) names.insert(name);
   for (const std::string& name : names) {
-    if (KindOf(name, base, head) == CounterKind::kDeterministic) {
+    const CounterKind kind = KindOf(name, base, head);
+    if (kind == CounterKind::kJudgedLower || kind == CounterKind::kJudgedHigher) {
+      JudgeCounter(b, h, name, kind, out->settings, out);
+      continue;
+    }
+    if (kind == CounterKind::kDeterministic) {
       DeterministicValue bv = Describe(b, name);
       DeterministicValue hv = Describe(h, name);
       CounterChange change{b.name, name, bv.text, hv.text};
@@ -100,18 +174,44 @@ void NoteProblem(const BenchmarkResult& r, Side side, Comparison* out) {
 
 // "8 compared (6 same, 2 unstable)": how much of the comparison a verdict
 // rests on, so "all clear" never hides that nothing could be judged.
-std::string JudgedSummary(const Comparison& c, size_t* judged) {
+std::string Summary(const std::vector<TimeRow>& rows, const std::string& what, size_t* judged) {
   std::map<Verdict, size_t> counts;
-  for (const TimeRow& r : c.rows) ++counts[r.verdict];
+  for (const TimeRow& r : rows) ++counts[r.verdict];
   *judged = counts[Verdict::kSame] + counts[Verdict::kFaster] + counts[Verdict::kSlower];
   std::string parts;
   for (Verdict v : {Verdict::kSame, Verdict::kFaster, Verdict::kSlower, Verdict::kUnstable,
                     Verdict::kTooFewRepetitions}) {
     if (counts[v] == 0) continue;
-    parts +=
-        (parts.empty() ? "" : ", ") + std::to_string(counts[v]) + " " + std::string(VerdictName(v));
+    // Judged counters read "worse" / "better" where times read slower / faster.
+    TimeRow example;
+    example.verdict = v;
+    if (!rows.empty()) example.counter = rows.front().counter;
+    parts += (parts.empty() ? "" : ", ") + std::to_string(counts[v]) + " " +
+             std::string(RowVerdictName(example));
   }
-  return std::to_string(c.rows.size()) + " compared" + (parts.empty() ? "" : " (" + parts + ")");
+  return std::to_string(rows.size()) + " " + what + (parts.empty() ? "" : " (" + parts + ")");
+}
+
+std::string JudgedSummary(const Comparison& c, size_t* judged, size_t* total) {
+  size_t judged_counters = 0;
+  std::string out = Summary(c.rows, "compared", judged);
+  *total = c.rows.size() + c.judged.size();
+  if (!c.judged.empty()) {
+    out += "; " + Summary(c.judged, "judged counters", &judged_counters);
+    *judged += judged_counters;
+  }
+  return out;
+}
+
+std::string KindChangeReason(const Comparison& c, size_t* loosened) {
+  std::string names;
+  *loosened = 0;
+  for (const KindChange& k : c.kind_changes) {
+    if (!Loosened(k)) continue;
+    ++*loosened;
+    names += (names.empty() ? "" : ", ") + k.counter;
+  }
+  return std::to_string(*loosened) + " counter(s) judged less than in BASE (" + names + ")";
 }
 
 void ChooseExitCode(Comparison* c) {
@@ -129,33 +229,45 @@ void ChooseExitCode(Comparison* c) {
     c->exit_reason = reason;
     return;
   }
-  if (!c->counter_changes.empty() && !c->settings.within_run) {
+  size_t loosened = 0;
+  const std::string kind_reason = KindChangeReason(*c, &loosened);
+  const bool counters_changed = !c->counter_changes.empty() && !c->settings.within_run;
+  const bool kinds_loosened = loosened > 0 && !c->settings.within_run;
+  if (counters_changed || kinds_loosened) {
     c->exit_code = ExitCode::kCounterChanged;
-    c->exit_reason =
-        std::to_string(c->counter_changes.size()) + " deterministic counter(s) changed";
+    std::string reason;
+    if (counters_changed) {
+      reason = std::to_string(c->counter_changes.size()) + " deterministic counter(s) changed";
+    }
+    if (kinds_loosened) reason += (reason.empty() ? "" : ", ") + kind_reason;
+    c->exit_reason = reason;
     return;
   }
-  size_t judged = 0;
-  const std::string summary = JudgedSummary(*c, &judged);
-  auto slower = std::count_if(c->rows.begin(), c->rows.end(),
-                              [](const TimeRow& r) { return r.verdict == Verdict::kSlower; });
-  if (slower > 0 && c->settings.fail_on_slower) {
+  size_t judged = 0, total = 0;
+  const std::string summary = JudgedSummary(*c, &judged, &total);
+  auto is_slower = [](const TimeRow& r) { return r.verdict == Verdict::kSlower; };
+  const auto slower = std::count_if(c->rows.begin(), c->rows.end(), is_slower);
+  const auto worse = std::count_if(c->judged.begin(), c->judged.end(), is_slower);
+  std::string flagged;
+  if (slower > 0) flagged = std::to_string(slower) + " benchmark(s) slower";
+  if (worse > 0) {
+    flagged += (flagged.empty() ? "" : ", ") + std::to_string(worse) + " judged counter(s) worse";
+  }
+  if (!flagged.empty() && c->settings.fail_on_slower) {
     c->exit_code = ExitCode::kSlower;
-    c->exit_reason = std::to_string(slower) + " benchmark(s) slower (--fail-on-slower); " + summary;
+    c->exit_reason = flagged + " (--fail-on-slower); " + summary;
     return;
   }
   c->exit_code = ExitCode::kOk;
-  if (slower > 0) {
-    c->exit_reason = std::to_string(slower) +
-                     " benchmark(s) slower, flagged only; no counter changed and nothing "
-                     "errored; " +
-                     summary;
+  if (!flagged.empty()) {
+    c->exit_reason = flagged + ", flagged only; no counter changed and nothing errored; " + summary;
   } else if (c->rows.empty()) {
     c->exit_reason = "no verdict: no benchmark ran on both sides";
   } else if (judged == 0) {
     c->exit_reason = "no verdict: " + summary;
-  } else if (judged < c->rows.size()) {
-    c->exit_reason = "nothing slower among the " + std::to_string(judged) + " judged; " + summary;
+  } else if (judged < total) {
+    c->exit_reason =
+        "nothing slower or worse among the " + std::to_string(judged) + " judged; " + summary;
   } else {
     c->exit_reason = "all clear: " + summary;
   }
@@ -238,6 +350,55 @@ Result<std::pair<Run, Run>> SplitRun(const Run& run, const std::string& base_pat
   return sides;
 }
 
+std::string_view RowVerdictName(const TimeRow& row) {
+  if (!row.counter.empty() && row.verdict == Verdict::kSlower) return "worse";
+  if (!row.counter.empty() && row.verdict == Verdict::kFaster) return "better";
+  return VerdictName(row.verdict);
+}
+
+std::string RowMeasure(const TimeRow& row) { return row.counter.empty() ? "time" : row.counter; }
+
+namespace {
+
+// The smallest shift (%) that makes `samples` and the same samples scaled by
+// (1 + shift) significantly different under the Mann-Whitney test: what this
+// side's own spread lets the test see. Bisection over 0.1 % .. 1000 %.
+double SignificantShiftPct(const std::vector<double>& samples, double alpha) {
+  auto significant = [&](double pct) {
+    std::vector<double> shifted = samples;
+    for (double& v : shifted) v *= 1 + pct / 100;
+    auto test = MannWhitneyU(samples, shifted);
+    return test && test->p_value < alpha;
+  };
+  double lo = 0, hi = 1000;
+  if (!significant(hi)) return INFINITY;  // no shift is visible (all zeros)
+  while (hi - lo > 0.05) {
+    const double mid = (lo + hi) / 2;
+    (significant(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
+std::optional<double> DetectablePct(const std::vector<double>& base,
+                                    const std::vector<double>& head, const Settings& settings) {
+  const int nb = static_cast<int>(base.size()), nh = static_cast<int>(head.size());
+  if (nb < settings.min_repetitions || nh < settings.min_repetitions ||
+      SmallestPValue(nb, nh) >= settings.alpha) {
+    return std::nullopt;
+  }
+  double detectable = settings.threshold_pct;
+  double worst_cv = 0;
+  for (const auto* side : {&base, &head}) {
+    detectable = std::max(detectable, SignificantShiftPct(*side, settings.alpha));
+    worst_cv = std::max(worst_cv, Summarize(*side).cv_pct.value_or(0));
+  }
+  if (worst_cv > settings.MaxCvPct()) detectable = std::max(detectable, kNoiseMultiple * worst_cv);
+  if (!std::isfinite(detectable)) return std::nullopt;
+  return detectable;
+}
+
 std::string_view VerdictName(Verdict v) {
   switch (v) {
     case Verdict::kSame:
@@ -300,6 +461,7 @@ TimeRow JudgeTimes(std::string_view name, const std::vector<double>& base_ns,
                         std::to_string(RepetitionsForVerdict(settings)) + " or more)");
     return row;
   }
+  row.detectable_pct = DetectablePct(base_ns, head_ns, settings);
   if (auto test = MannWhitneyU(base_ns, head_ns)) row.p_value = test->p_value;
   const double max_cv = settings.MaxCvPct();
   const bool base_noisy = row.base.cv_pct && *row.base.cv_pct > max_cv;
@@ -333,6 +495,7 @@ TimeRow JudgeTimes(std::string_view name, const std::vector<double>& base_ns,
 Comparison Compare(const Run& base, const Run& head, const Settings& settings) {
   Comparison c;
   c.settings = settings;
+  FindKindChanges(base, head, &c);
   for (const BenchmarkResult& b : base.benchmarks) {
     NoteProblem(b, Side::kBase, &c);
     if (head.Find(b.name) == nullptr) c.removed.push_back(b.name);

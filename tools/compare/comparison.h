@@ -12,6 +12,15 @@
 //   faster / slower      Mann-Whitney p < alpha AND |median change| >=
 //                        threshold_pct;
 //   same                 otherwise.
+// Judged counters (server CPU per operation, memory) get the same rules over
+// their per-repetition values, reading "worse" / "better" in the direction
+// their kind declares. A counter's kind is read from both runs: when they
+// disagree it is judged as the stricter kind (deterministic, then judged, then
+// info) and the change is listed; one that judges it less than BASE did fails
+// the run like a changed counter, so that re-declaring a counter cannot
+// silence it. A judged counter missing from HEAD is a row with no verdict.
+// Every judged row also states the smallest change it could have seen
+// (detectable_pct, see DetectablePct).
 // Pure functions over values; thread-safe.
 #ifndef SKIFF_COMPARE_COMPARISON_H_
 #define SKIFF_COMPARE_COMPARISON_H_
@@ -71,12 +80,19 @@ struct SideStats {
 
 struct TimeRow {
   std::string benchmark;
+  // Empty for the case's time; else the judged counter this row judges (its
+  // "samples" are the counter's values, not nanoseconds).
+  std::string counter;
+  bool higher_is_better = false;
   std::string time_unit;  // HEAD's display unit
   SideStats base;
   SideStats head;
   std::optional<double> diff_pct;  // (head - base) / base; none when base is 0
   std::optional<double> p_value;
   Verdict verdict = Verdict::kSame;
+  // The smallest median change (%) this pair of sample sets could have been
+  // given a verdict for; none when no verdict was possible.
+  std::optional<double> detectable_pct;
   // Judged by time per item (1e9 / items_per_second) rather than per
   // iteration; see Compare().
   bool per_item = false;
@@ -86,6 +102,16 @@ struct TimeRow {
 
   // The notes joined with "; ".
   std::string note() const;
+};
+
+// As VerdictName, but a judged counter's row reads "worse" / "better".
+std::string_view RowVerdictName(const TimeRow& row);
+
+// A counter declared with one kind in BASE and another in HEAD.
+struct KindChange {
+  std::string counter;
+  CounterKind base;
+  CounterKind head;
 };
 
 struct CounterChange {
@@ -113,6 +139,8 @@ struct Problem {
 struct Comparison {
   Settings settings;
   std::vector<TimeRow> rows;
+  std::vector<TimeRow> judged;  // one per judged counter of a case on both sides
+  std::vector<KindChange> kind_changes;
   std::vector<CounterChange> counter_changes;
   std::vector<CounterChange> new_counters;  // deterministic, absent in BASE: noted only
   std::vector<InfoCounter> info_counters;
@@ -142,6 +170,19 @@ int RepetitionsForVerdict(const Settings& settings);
 // "BM_Write/*". bad_request for an invalid pattern.
 Result<std::pair<Run, Run>> SplitRun(const Run& run, const std::string& base_pattern,
                                      const std::string& head_pattern);
+
+// The smallest change (%) the verdict rules could call faster or slower for
+// these samples: at least the threshold; at least the shift that would make
+// each side significantly different (Mann-Whitney p < alpha) from itself
+// scaled by that shift, which is what its own spread allows; and at least
+// kNoiseMultiple times the larger CV on a noisy side. An estimate from the
+// observed spread (on an A/A pair, what the run can see); none when a side
+// has too few samples for any verdict.
+std::optional<double> DetectablePct(const std::vector<double>& base,
+                                    const std::vector<double>& head, const Settings& settings);
+
+// "time" for a time row; the counter's name for a judged one.
+std::string RowMeasure(const TimeRow& row);
 
 // The statistics of one side's samples (exposed for tests).
 SideStats Summarize(const std::vector<double>& samples_ns);

@@ -25,6 +25,14 @@ std::string RunName(const json& row) {
   return "";
 }
 
+// A disagreement between inputs keeps the kind that judges more:
+// deterministic over judged over info.
+int Strictness(const json& kind) {
+  if (kind == "deterministic") return 2;
+  if (kind == "judged_lower" || kind == "judged_higher") return 1;
+  return 0;
+}
+
 // Adds one input's declared counter kinds to `kinds`.
 Status UniteKinds(const json& context, const std::string& label, json* kinds) {
   auto it = context.find("skiff_counter_kinds");
@@ -39,7 +47,9 @@ Status UniteKinds(const json& context, const std::string& label, json* kinds) {
   for (const auto& [name, kind] : declared.items()) {
     if (!kind.is_string())
       return BadRequest(label + ": counter kind of " + name + " is not a string");
-    if (!kinds->contains(name) || kind == "deterministic") (*kinds)[name] = kind;
+    if (!kinds->contains(name) || Strictness(kind) > Strictness((*kinds)[name])) {
+      (*kinds)[name] = kind;
+    }
   }
   return Status::Ok();
 }

@@ -4,8 +4,9 @@
 //
 // Per-repetition rows are kept and renumbered; aggregate rows are dropped
 // (they summarise one round only) unless a benchmark has no repetition rows
-// at all. Counter kinds from every input's context are united, with
-// "deterministic" winning a disagreement. Pure function; thread-safe.
+// at all. Counter kinds from every input's context are united, the one that
+// judges more winning a disagreement (deterministic, then judged, then info). Pure function;
+// thread-safe.
 #ifndef SKIFF_COMPARE_MERGE_H_
 #define SKIFF_COMPARE_MERGE_H_
 

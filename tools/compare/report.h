@@ -23,6 +23,19 @@ struct NoteGroup {
 };
 std::vector<NoteGroup> GroupNotes(const Comparison& c);
 
+// What the comparison could see, per measure ("time", then each judged
+// counter): over the rows that could get a verdict, the median and the
+// largest smallest-detectable change, and the case that needs the largest.
+struct Detectable {
+  std::string measure;
+  size_t rows = 0;     // rows with a detectable figure
+  size_t without = 0;  // rows that could get no verdict at all
+  double median_pct = 0;
+  double worst_pct = 0;
+  std::string worst_benchmark;
+};
+std::vector<Detectable> SummarizeDetectable(const Comparison& c);
+
 std::string RenderTable(const Comparison& c, const ReportLabels& labels);
 std::string RenderMarkdown(const Comparison& c, const ReportLabels& labels);
 std::string RenderJson(const Comparison& c, const ReportLabels& labels);

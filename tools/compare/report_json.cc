@@ -37,10 +37,36 @@ json Problems(const std::vector<Problem>& problems) {
   return out;
 }
 
+// A judged counter's values are not times.
+json CounterStats(const SideStats& s) {
+  return {{"repetitions", s.samples},
+          {"median", s.samples ? json(s.median_ns) : json(nullptr)},
+          {"cv_pct", Optional(s.cv_pct)}};
+}
+
 // Verdict names in JSON use underscores ("too_few_repetitions") so scripts can
 // use them as keys.
 std::string JsonVerdict(Verdict v) {
   std::string name(VerdictName(v));
+  for (char& ch : name) ch = ch == ' ' ? '_' : ch;
+  return name;
+}
+
+json DetectableJson(const Comparison& c) {
+  json out = json::array();
+  for (const Detectable& d : SummarizeDetectable(c)) {
+    out.push_back({{"measure", d.measure},
+                   {"rows", d.rows},
+                   {"without_verdict", d.without},
+                   {"median_pct", d.rows ? json(d.median_pct) : json(nullptr)},
+                   {"worst_pct", d.rows ? json(d.worst_pct) : json(nullptr)},
+                   {"worst_benchmark", d.worst_benchmark}});
+  }
+  return out;
+}
+
+std::string JsonRowVerdict(const TimeRow& r) {
+  std::string name(RowVerdictName(r));
   for (char& ch : name) ch = ch == ' ' ? '_' : ch;
   return name;
 }
@@ -67,6 +93,7 @@ std::string RenderJson(const Comparison& c, const ReportLabels& labels) {
                     {"head", Stats(r.head)},
                     {"diff_pct", Optional(r.diff_pct)},
                     {"p_value", Optional(r.p_value)},
+                    {"detectable_pct", Optional(r.detectable_pct)},
                     {"verdict", JsonVerdict(r.verdict)},
                     {"judged", r.per_item   ? "time_per_item"
                                : s.cpu_time ? "cpu_time"
@@ -74,6 +101,27 @@ std::string RenderJson(const Comparison& c, const ReportLabels& labels) {
                     {"note", r.note()}});
   }
   out["benchmarks"] = std::move(rows);
+  json judged = json::array();
+  for (const TimeRow& r : c.judged) {
+    judged.push_back({{"benchmark", r.benchmark},
+                      {"counter", r.counter},
+                      {"better", r.higher_is_better ? "higher" : "lower"},
+                      {"base", CounterStats(r.base)},
+                      {"head", CounterStats(r.head)},
+                      {"diff_pct", Optional(r.diff_pct)},
+                      {"p_value", Optional(r.p_value)},
+                      {"detectable_pct", Optional(r.detectable_pct)},
+                      {"verdict", JsonRowVerdict(r)},
+                      {"note", r.note()}});
+  }
+  out["judged_counters"] = std::move(judged);
+  json kinds = json::array();
+  for (const KindChange& k : c.kind_changes) {
+    kinds.push_back({{"counter", k.counter},
+                     {"base", std::string(CounterKindName(k.base))},
+                     {"head", std::string(CounterKindName(k.head))}});
+  }
+  out["kind_changes"] = std::move(kinds);
   json notes = json::array();
   for (const NoteGroup& g : GroupNotes(c)) {
     notes.push_back({{"note", g.note}, {"benchmarks", g.benchmarks}});
@@ -106,7 +154,14 @@ std::string RenderJson(const Comparison& c, const ReportLabels& labels) {
     summary[JsonVerdict(v)] = std::count_if(c.rows.begin(), c.rows.end(),
                                             [v](const TimeRow& r) { return r.verdict == v; });
   }
+  for (const char* v : {"worse", "better"}) {
+    summary[std::string("judged_") + v] = std::count_if(
+        c.judged.begin(), c.judged.end(), [v](const TimeRow& r) { return RowVerdictName(r) == v; });
+  }
+  summary["judged_counters"] = c.judged.size();
+  summary["kind_changes"] = c.kind_changes.size();
   out["summary"] = std::move(summary);
+  out["detectable"] = DetectableJson(c);
   out["settings"]["within_run"] = s.within_run;
   out["exit_code"] = static_cast<int>(c.exit_code);
   out["exit_reason"] = c.exit_reason;

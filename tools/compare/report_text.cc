@@ -1,7 +1,10 @@
 // The two human formats share one layout; only the table syntax, headings and
 // lists differ.
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "compare/format.h"
 #include "compare/grid.h"
@@ -38,6 +41,21 @@ std::string Cv(const SideStats& s) {
   return s.cv_pct ? FormatPercent(*s.cv_pct).substr(1) : "-";  // no sign on a spread
 }
 
+std::string OneDecimal(double pct) { return FormatInfoNumber(std::round(pct * 10) / 10); }
+
+// The smallest change the row could have been given a verdict for.
+std::string Sees(const TimeRow& r) {
+  return r.detectable_pct ? ">=" + OneDecimal(*r.detectable_pct) + "%" : "-";
+}
+
+std::string VerdictCell(const TimeRow& r, bool markdown) {
+  std::string verdict(RowVerdictName(r));
+  if (markdown && (r.verdict == Verdict::kSlower || r.verdict == Verdict::kFaster)) {
+    verdict = "**" + verdict + "**";
+  }
+  return verdict;
+}
+
 std::string Render(const Comparison& c, const ReportLabels& labels, bool markdown) {
   Writer w(markdown);
   const Settings& s = c.settings;
@@ -46,17 +64,17 @@ std::string Render(const Comparison& c, const ReportLabels& labels, bool markdow
          w.Code(labels.head) + ": median " + (s.cpu_time ? "CPU" : "real") +
          " time (per item where both runs report a rate); verdict needs Mann-Whitney p < " +
          FormatNumber(s.alpha) + " and a change of " + FormatNumber(s.threshold_pct) +
-         "% or more; unstable above " + FormatNumber(s.MaxCvPct()) + "% CV.");
+         "% or more; unstable above " + FormatNumber(s.MaxCvPct()) +
+         "% CV. Judged counters follow the same rules.");
   w.Heading("Times");
+  // "Sees": the smallest change this row could have been called slower or
+  // faster for, from its own spread (DetectablePct).
   if (c.rows.empty()) {
     w.Line("No benchmark ran on both sides.");
   } else {
-    Grid grid({"Benchmark", "Base", "Head", "Diff", "p", "Reps", "CV base/head", "Verdict"});
+    Grid grid(
+        {"Benchmark", "Base", "Head", "Diff", "p", "Reps", "CV base/head", "Sees", "Verdict"});
     for (const TimeRow& r : c.rows) {
-      std::string verdict(VerdictName(r.verdict));
-      if (markdown && (r.verdict == Verdict::kSlower || r.verdict == Verdict::kFaster)) {
-        verdict = "**" + verdict + "**";
-      }
       // A time per item has no unit of its own in the run: pick one that
       // reads well.
       const std::string unit =
@@ -66,7 +84,7 @@ std::string Render(const Comparison& c, const ReportLabels& labels, bool markdow
                    r.head.samples ? FormatTime(r.head.median_ns, unit) + per : "-",
                    FormatPercent(r.diff_pct), FormatPValue(r.p_value),
                    std::to_string(r.base.samples) + "/" + std::to_string(r.head.samples),
-                   Cv(r.base) + "/" + Cv(r.head), verdict});
+                   Cv(r.base) + "/" + Cv(r.head), Sees(r), VerdictCell(r, markdown)});
     }
     w.Table(grid);
     const std::vector<NoteGroup> groups = GroupNotes(c);
@@ -76,6 +94,44 @@ std::string Render(const Comparison& c, const ReportLabels& labels, bool markdow
       for (const std::string& b : g.benchmarks) names += (names.empty() ? "" : ", ") + w.Code(b);
       w.Item(names + ": " + g.note);
     }
+  }
+  if (!c.judged.empty()) {
+    w.Heading("Judged counters (server CPU per operation, memory: judged like times)");
+    Grid grid(
+        {"Benchmark", "Counter", "Base", "Head", "Diff", "p", "CV base/head", "Sees", "Verdict"});
+    for (const TimeRow& r : c.judged) {
+      grid.AddRow({r.benchmark, r.counter + (r.higher_is_better ? " (higher is better)" : ""),
+                   r.base.samples ? FormatInfoNumber(r.base.median_ns) : "-",
+                   r.head.samples ? FormatInfoNumber(r.head.median_ns) : "-",
+                   FormatPercent(r.diff_pct), FormatPValue(r.p_value),
+                   Cv(r.base) + "/" + Cv(r.head), Sees(r), VerdictCell(r, markdown)});
+    }
+    w.Table(grid);
+  }
+  if (const std::vector<Detectable> seen = SummarizeDetectable(c); !seen.empty()) {
+    w.Heading("What this comparison can see");
+    for (const Detectable& d : seen) {
+      std::string line = d.measure + ": ";
+      if (d.rows == 0) {
+        line += "no row could get a verdict";
+      } else {
+        line += "sees a change of " + OneDecimal(d.median_pct) + "% or more (median over " +
+                std::to_string(d.rows) + " row(s)); every row sees " + OneDecimal(d.worst_pct) +
+                "% (the least sensitive: " + w.Code(d.worst_benchmark) + ")";
+      }
+      if (d.without > 0) line += "; " + std::to_string(d.without) + " row(s) could get no verdict";
+      w.Item(line);
+    }
+  }
+  if (!c.kind_changes.empty()) {
+    w.Heading(
+        "Counter kinds changed (judged as the stricter kind; judged less than in BASE fails)");
+    Grid grid({"Counter", "Base", "Head"});
+    for (const KindChange& k : c.kind_changes) {
+      grid.AddRow(
+          {k.counter, std::string(CounterKindName(k.base)), std::string(CounterKindName(k.head))});
+    }
+    w.Table(grid);
   }
   if (c.deterministic_checked > 0 && c.counter_changes.empty()) {
     w.Line(std::string("\nDeterministic counters: ") + std::to_string(c.deterministic_checked) +
@@ -132,15 +188,51 @@ std::string Render(const Comparison& c, const ReportLabels& labels, bool markdow
 
 std::vector<NoteGroup> GroupNotes(const Comparison& c) {
   std::vector<NoteGroup> groups;
-  for (const TimeRow& r : c.rows) {
+  auto add = [&](const TimeRow& r) {
     for (const std::string& note : r.notes) {
       auto it = std::find_if(groups.begin(), groups.end(),
                              [&](const NoteGroup& g) { return g.note == note; });
       if (it == groups.end()) it = groups.insert(groups.end(), NoteGroup{note, {}});
-      it->benchmarks.push_back(r.benchmark);
+      it->benchmarks.push_back(r.benchmark + (r.counter.empty() ? "" : " " + r.counter));
     }
-  }
+  };
+  for (const TimeRow& r : c.rows) add(r);
+  for (const TimeRow& r : c.judged) add(r);
   return groups;
+}
+
+std::vector<Detectable> SummarizeDetectable(const Comparison& c) {
+  std::vector<Detectable> out;
+  std::map<std::string, std::vector<std::pair<double, std::string>>> by_measure;
+  auto add = [&](const TimeRow& r) {
+    const std::string measure = RowMeasure(r);
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const Detectable& d) { return d.measure == measure; });
+    if (it == out.end()) {
+      Detectable fresh;
+      fresh.measure = measure;
+      it = out.insert(out.end(), std::move(fresh));
+    }
+    if (!r.detectable_pct) {
+      ++it->without;
+      return;
+    }
+    by_measure[measure].emplace_back(*r.detectable_pct, r.benchmark);
+  };
+  for (const TimeRow& r : c.rows) add(r);
+  for (const TimeRow& r : c.judged) add(r);
+  for (Detectable& d : out) {
+    auto& values = by_measure[d.measure];
+    d.rows = values.size();
+    if (values.empty()) continue;
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    d.median_pct =
+        n % 2 ? values[n / 2].first : (values[n / 2 - 1].first + values[n / 2].first) / 2;
+    d.worst_pct = values.back().first;
+    d.worst_benchmark = values.back().second;
+  }
+  return out;
 }
 
 std::string RenderTable(const Comparison& c, const ReportLabels& labels) {

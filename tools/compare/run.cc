@@ -33,6 +33,10 @@ constexpr std::array<std::string_view, 12> kReservedKeys = {
     "cpu_coefficient",
 };
 
+constexpr std::array<CounterKind, 4> kAllKinds = {CounterKind::kInfo, CounterKind::kDeterministic,
+                                                  CounterKind::kJudgedLower,
+                                                  CounterKind::kJudgedHigher};
+
 bool IsReserved(std::string_view key) {
   return std::find(kReservedKeys.begin(), kReservedKeys.end(), key) != kReservedKeys.end();
 }
@@ -93,13 +97,17 @@ Status ParseKinds(const json& context, std::string_view label, Run* run) {
     return BadRequest(std::string(label) + ": context.skiff_counter_kinds is not an object");
   }
   for (const auto& [name, kind] : kinds.items()) {
-    if (kind == "deterministic") {
-      run->counter_kinds[name] = CounterKind::kDeterministic;
-    } else if (kind == "info") {
-      run->counter_kinds[name] = CounterKind::kInfo;
-    } else {
+    bool known = false;
+    for (CounterKind k : kAllKinds) {
+      if (kind.is_string() && kind.get<std::string>() == CounterKindName(k)) {
+        run->counter_kinds[name] = k;
+        known = true;
+      }
+    }
+    if (!known) {
       return BadRequest(std::string(label) + ": counter \"" + name +
-                        "\" has a kind other than \"deterministic\" or \"info\"");
+                        "\" has a kind other than \"deterministic\", \"judged_lower\", "
+                        "\"judged_higher\" or \"info\"");
     }
   }
   return Status::Ok();
@@ -202,6 +210,20 @@ void AddSamples(const std::vector<const json*>& rows, BenchmarkResult* out) {
 }
 
 }  // namespace
+
+std::string_view CounterKindName(CounterKind kind) {
+  switch (kind) {
+    case CounterKind::kInfo:
+      return "info";
+    case CounterKind::kDeterministic:
+      return "deterministic";
+    case CounterKind::kJudgedLower:
+      return "judged_lower";
+    case CounterKind::kJudgedHigher:
+      return "judged_higher";
+  }
+  return "info";
+}
 
 const BenchmarkResult* Run::Find(std::string_view name) const {
   for (const auto& b : benchmarks) {

@@ -18,7 +18,15 @@
 namespace skiff::compare {
 
 // How the comparer treats a counter. Undeclared counters are info.
-enum class CounterKind { kInfo, kDeterministic };
+//   deterministic  must be equal on both sides (a change fails the run);
+//   judged         a resource figure (server CPU per operation, memory)
+//                  judged over repetitions like a time, in its direction;
+//   info           shown, never judged.
+enum class CounterKind { kInfo, kDeterministic, kJudgedLower, kJudgedHigher };
+
+// The kind's name in skiff_counter_kinds: "info", "deterministic",
+// "judged_lower", "judged_higher".
+std::string_view CounterKindName(CounterKind kind);
 
 enum class RunState { kOk, kErrored, kSkipped };
 

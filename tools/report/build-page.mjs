@@ -4,7 +4,11 @@
 // belongs to the run), optionally compared with a base run's folder and with
 // a history of runs charted.
 //
-//   tools/report/build-page.mjs [--base DIR] [--history FILE] [--out FILE] [--title TEXT] RESULTS_DIR
+//   tools/report/build-page.mjs [--base DIR [--compare FILE]] [--history FILE] [--out FILE] [--title TEXT] RESULTS_DIR
+//
+// --compare names skiff-compare's JSON for BASE vs this run: the page shows
+// its verdicts (one judge); without it a change against the base is shown
+// as text only.
 //
 // Prints the page's path. Exit 0 on success, 3 on unreadable or malformed
 // input, 64 on bad arguments. Needs `npm ci --prefix tools/report` once.
@@ -13,9 +17,9 @@ import path from 'node:path';
 
 import { loadHistory } from './lib/history.mjs';
 import { renderPage } from './lib/page.mjs';
-import { attachBase, loadMemory, loadRecord, loadRunDir } from './lib/runs.mjs';
+import { attachBase, attachVerdicts, loadComparison, loadMemory, loadRecord, loadRunDir } from './lib/runs.mjs';
 
-const kUsage = 'usage: build-page.mjs [--base DIR] [--history FILE] [--out FILE] [--title TEXT] RESULTS_DIR\n';
+const kUsage = 'usage: build-page.mjs [--base DIR [--compare FILE]] [--history FILE] [--out FILE] [--title TEXT] RESULTS_DIR\n';
 
 function usage(message) {
   if (!message) {
@@ -27,13 +31,14 @@ function usage(message) {
 }
 
 function parseArgs(argv) {
-  const args = { base: null, history: null, out: null, title: 'Skiff benchmark results', results: null };
+  const args = { base: null, compare: null, history: null, out: null, title: 'Skiff benchmark results', results: null };
   for (let i = 0; i < argv.length; ++i) {
     let a = argv[i];
     let inline = null;
     if (a.startsWith('--') && a.includes('=')) [a, inline] = [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)];
     const value = () => inline ?? (i + 1 < argv.length ? argv[++i] : usage(`${a} needs a value`));
     if (a === '--base') args.base = value();
+    else if (a === '--compare') args.compare = value();
     else if (a === '--history') args.history = value();
     else if (a === '--out') args.out = value();
     else if (a === '--title') args.title = value();
@@ -43,6 +48,7 @@ function parseArgs(argv) {
     else usage(`unexpected argument ${a}`);
   }
   if (args.results === null) usage('RESULTS_DIR is required');
+  if (args.compare !== null && args.base === null) usage('--compare needs --base');
   args.out ??= path.join(args.results, 'index.html');
   return args;
 }
@@ -59,6 +65,7 @@ try {
   if (families.length === 0 && !memory && !record) throw new Error(`${args.results}: no benchmark JSON found`);
   const baseFamilies = args.base ? loadRunDir(args.base) : null;
   attachBase(families, baseFamilies);
+  if (args.compare) attachVerdicts(families, loadComparison(args.compare));
   const historyRuns = args.history ? loadHistory(args.history) : null;
   html = renderPage({ families, memory, baseFamilies, record, historyRuns, title: args.title });
 } catch (e) {

@@ -28,13 +28,20 @@ export function rate(perSecond) {
   return `${num(perSecond)} /s`;
 }
 
-// Relative change of head against base as "+12.3 %", with a class saying
-// whether it is better (`good`), worse (`bad`) or within `threshold`.
-export function change(head, base, higherIsBetter, threshold = 0.05) {
-  if (!Number.isFinite(head) || !Number.isFinite(base) || base === 0) return { text: '–', cls: '' };
+// Relative change of head against base as "+12.3 %"; '–' when either is
+// missing. Only the text: whether a change matters is the comparer's verdict.
+export function changeText(head, base) {
+  if (!Number.isFinite(head) || !Number.isFinite(base) || base === 0) return '–';
   const d = (head - base) / base;
-  const text = `${d >= 0 ? '+' : '−'}${Math.abs(d * 100).toFixed(1)} %`;
-  if (Math.abs(d) < threshold) return { text, cls: 'same' };
-  const better = higherIsBetter ? d > 0 : d < 0;
-  return { text, cls: better ? 'good' : 'bad' };
+  return `${d >= 0 ? '+' : '−'}${Math.abs(d * 100).toFixed(1)} %`;
+}
+
+// The CSS class of a comparer verdict: slower and worse are bad, faster and
+// better good, same muted; unstable and too few repetitions are marked as
+// not judged.
+export function verdictClass(verdict) {
+  if (verdict === 'slower' || verdict === 'worse') return 'bad';
+  if (verdict === 'faster' || verdict === 'better') return 'good';
+  if (verdict === 'same') return 'same';
+  return 'unjudged';
 }

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { change, duration, escapeHtml as h, num, rate } from './format.mjs';
+import { changeText, duration, escapeHtml as h, num, rate, verdictClass } from './format.mjs';
 import { kStores, withoutStore } from './runs.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -28,7 +28,7 @@ const kMemoryTargets = [
   { key: 'rss_pack', label: 'RSS after idle, packing only', unit: 'MiB', target: 250, horizon: 417, perRun: true },
   { key: 'rss_evict', label: 'RSS after idle, eviction only', unit: 'MiB', target: null, horizon: 60, perRun: true },
   { key: 'rss_none', label: 'RSS after idle, no policy', unit: 'MiB', target: null, horizon: 2703, perRun: true },
-  { key: 'hot', label: 'Hot form, bytes per document', unit: 'B', target: 3000, horizon: 11200 },
+  { key: 'hot', label: 'Hot form as a parsed tree (a document after add or merge, or read from the store; one a set wrote stays text), bytes per document', unit: 'B', target: 3000, horizon: 11200 },
   { key: 'packed', label: 'Packed form, bytes per document', unit: 'B', target: 600, horizon: 1000 },
   { key: 'packed_heap', label: 'Packed form on the heap (with std::string and chunk header)', unit: 'B', target: null, horizon: null },
   { key: 'unpack_small', label: 'Unpack a ~1 KB document', unit: 'µs', target: 4, horizon: 4 },
@@ -104,10 +104,54 @@ function statusCell(b) {
   return `<span class="${b.skipped ? 'skip' : 'bad'}" title="${h(b.error)}">${b.skipped ? 'skipped' : 'failed'}</span>`;
 }
 
+// A verdict with its change and the smallest change the row could see.
+function verdictSpan(row, label) {
+  const diff = Number.isFinite(row.diff_pct) ? `${row.diff_pct >= 0 ? '+' : '−'}${Math.abs(row.diff_pct).toFixed(1)} %` : '–';
+  const sees = Number.isFinite(row.detectable_pct) ? `; sees ≥ ${row.detectable_pct.toFixed(1)} %` : '';
+  const verdict = row.verdict.replace(/_/g, ' ');
+  return `<span class="${verdictClass(row.verdict)}" data-verdict="${h(row.verdict)}" title="skiff-compare: ${h(verdict)}${h(sees)}${row.note ? ` (${h(row.note)})` : ''}">${label ? `${h(label)} ` : ''}${diff} ${h(verdict)}</span>`;
+}
+
+// The time against the base: the comparer's verdict when the run was
+// compared, else the change alone, judged by nobody.
+function timeVerdictCell(b) {
+  if (b.verdict) return `<td>${verdictSpan(b.verdict, '')}</td>`;
+  return `<td class="unjudged" title="no comparer verdict for this case">${changeText(b.timeNs, b.base?.timeNs)}</td>`;
+}
+
+function judgedCell(b) {
+  if (!b.judged?.length) return '<td>–</td>';
+  const short = { server_cpu_us_per_op: 'CPU/op', server_rss_mib: 'RSS' };
+  return `<td>${b.judged.map((r) => verdictSpan(r, short[r.counter] ?? r.counter)).join('<br>')}</td>`;
+}
+
+// "this comparison can see a change of X % or more": per measure, the median
+// of the rows' smallest detectable changes in this family.
+function detectableLine(fam) {
+  const by = new Map();
+  const add = (measure, row) => {
+    if (!Number.isFinite(row?.detectable_pct)) return;
+    if (!by.has(measure)) by.set(measure, []);
+    by.get(measure).push(row.detectable_pct);
+  };
+  for (const b of fam.benchmarks) {
+    add('time', b.verdict);
+    for (const r of b.judged ?? []) add(r.counter, r);
+  }
+  if (by.size === 0) return '';
+  const parts = [...by].map(([measure, values]) => {
+    values.sort((x, y) => x - y);
+    const mid = values.length >> 1;
+    const median = values.length % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+    return `${h(measure)} ${median.toFixed(1)} % (at most ${values[values.length - 1].toFixed(1)} %)`;
+  });
+  return `<p class="note detectable">This comparison can see a change of: ${parts.join('; ')}, or more (median over the family's cases; skiff-compare's "Sees").</p>`;
+}
+
 function familyTable(fam, hasBase) {
   const lat = latencyColumns(fam.benchmarks);
   const head = ['Benchmark', 'Time', 'Throughput', ...lat.map((k) => `${k} µs`)];
-  if (hasBase) head.push('Time vs base', 'Throughput vs base');
+  if (hasBase) head.push('Time vs base', 'Judged vs base');
   head.push('Flags', 'Status');
   const body = fam.benchmarks.map((b) => {
     const l = latencyOf(b);
@@ -117,11 +161,7 @@ function familyTable(fam, hasBase) {
       `<td>${rate(throughputOf(b))}</td>`,
       ...lat.map((k) => `<td>${num(l[k])}</td>`),
     ];
-    if (hasBase) {
-      const t = change(b.timeNs, b.base?.timeNs, false);
-      const r = change(throughputOf(b), throughputOf(b.base), true);
-      cells.push(`<td class="${t.cls}">${t.text}</td>`, `<td class="${r.cls}">${r.text}</td>`);
-    }
+    if (hasBase) cells.push(timeVerdictCell(b), judgedCell(b));
     cells.push(`<td>${flagsOf(b)}</td>`, `<td>${statusCell(b)}</td>`);
     return `<tr data-case="${h(b.name)}">${cells.join('')}</tr>`;
   });
@@ -282,6 +322,7 @@ function familySection(fam, hasBase, history) {
   }
   return `<section id="family-${h(fam.family)}"><h2>${h(fam.family)}</h2>
 ${familyTable(fam, hasBase)}
+${hasBase ? detectableLine(fam) : ''}
 ${storesTable(fam)}
 ${sustainableTable(fam)}
 ${countersTable(fam)}

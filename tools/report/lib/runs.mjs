@@ -122,7 +122,8 @@ export function loadRunDir(dir, record = loadRecord(dir)) {
   }
   const files = record
     ? record.families.filter((f) => f.json).map((f) => f.json)
-    : fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !['memory.json', 'run.json'].includes(f)).sort();
+    : fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !['memory.json', 'run.json', 'compare.json'].includes(f) &&
+      !f.startsWith('compare-')).sort();
   const families = [];
   for (const f of files) {
     const file = path.join(dir, f);
@@ -155,6 +156,34 @@ export function attachBase(head, base) {
   for (const fam of base ?? []) for (const b of fam.benchmarks) index.set(`${fam.family}\u0000${b.name}`, b);
   for (const fam of head) {
     for (const b of fam.benchmarks) b.base = index.get(`${fam.family}\u0000${b.name}`) ?? null;
+  }
+  return head;
+}
+
+// The comparer's verdicts (skiff-compare --format json): the page shows them
+// and never judges a change itself, so every view of a comparison agrees.
+export function loadComparison(file) {
+  const c = parseJson(fs.readFileSync(file, 'utf8'), file);
+  if (c?.format !== 'skiff-compare/1' || !Array.isArray(c.benchmarks)) {
+    throw new Error(`${file}: not a comparison (skiff-compare --format json)`);
+  }
+  return c;
+}
+
+// Puts on each head row its comparer verdicts: `verdict` (the time row) and
+// `judged` (one per judged counter).
+export function attachVerdicts(head, comparison) {
+  const times = new Map(comparison.benchmarks.map((r) => [r.benchmark, r]));
+  const judged = new Map();
+  for (const r of comparison.judged_counters ?? []) {
+    if (!judged.has(r.benchmark)) judged.set(r.benchmark, []);
+    judged.get(r.benchmark).push(r);
+  }
+  for (const fam of head) {
+    for (const b of fam.benchmarks) {
+      b.verdict = times.get(b.name) ?? null;
+      b.judged = judged.get(b.name) ?? [];
+    }
   }
   return head;
 }
