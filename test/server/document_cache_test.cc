@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <variant>
 
 #include <gtest/gtest.h>
 
@@ -151,6 +152,76 @@ TEST_F(DocumentCacheTest, AWriteAndAnEvictionDuringTheReadMakeItReadAgain) {
   loader.join();
   // The stale text was not kept: the read was made again.
   EXPECT_EQ(loaded, R"({"v":"new"})");
+}
+
+// What a set leaves: the document as compact text.
+Status SetText(DocumentCache& cache, const std::string& key, const std::string& json) {
+  return cache.Access("t", key, AccessMode::kReplace,
+                      [&](CachedDocument& doc) { doc.form = TextForm{json}; });
+}
+
+// A ~300-byte document of one made-up schema, different for every `i`.
+std::string Profile(int i) {
+  return R"({"id":)" + std::to_string(i) + R"(,"name":"user-)" + std::to_string(i * 7919 % 100003) +
+         R"(","age":)" + std::to_string(18 + i % 70) + R"(,"city":")" +
+         (i % 3 == 0   ? "Lisbon"
+          : i % 3 == 1 ? "Osaka"
+                       : "Quito") +
+         R"(","prefs":{"theme":")" + (i % 2 == 0 ? "dark" : "light") +
+         R"(","lang":"pt","notify":true},"scores":[)" + std::to_string(i % 97) + "," +
+         std::to_string(i % 89) + "," + std::to_string(i % 83) + R"(],"bio":"member since )" +
+         std::to_string(2000 + i % 25) + R"( and counting","active":)" +
+         (i % 5 == 0 ? "false" : "true") + "}";
+}
+
+// Packing a text-form document packs its text: no tree on the way, and a
+// read gets the very same text back in the text form.
+TEST_F(DocumentCacheTest, TextIsPackedAsTextAndReadBackAsText) {
+  DocumentCache cache(*memory_, clock_, 4);
+  const std::string json = Profile(1);
+  ASSERT_OK(SetText(cache, "k", json));
+  clock_.Advance(seconds(10));
+  cache.Sweep(seconds(1), std::chrono::nanoseconds(0), /*written_through=*/UINT64_MAX);
+  ASSERT_EQ(cache.stats().packed.documents, 1u);
+  ASSERT_EQ(cache.stats().hot.documents, 0u);
+  EXPECT_LT(cache.stats().packed.bytes, json.size());
+  std::string read;
+  ASSERT_OK(cache.Access("t", "k", AccessMode::kLoad, [&](CachedDocument& doc) {
+    ASSERT_TRUE(std::holds_alternative<TextForm>(doc.form));
+    read = std::get<TextForm>(doc.form).json;
+  }));
+  EXPECT_EQ(read, json);
+  EXPECT_EQ(cache.stats().hot.documents, 1u);
+  EXPECT_EQ(cache.stats().hot.bytes, json.size());
+}
+
+// Once a sweep has packed enough documents of a table, the table gets a
+// dictionary: documents packed from then on are much smaller, and every
+// document, packed with it or before it, reads back exactly.
+TEST_F(DocumentCacheTest, ATableWithManyDocumentsGetsADictionary) {
+  DocumentCache cache(*memory_, clock_, 8);
+  constexpr int kFirst = static_cast<int>(PackDictionaries::kSamples);
+  for (int i = 0; i < kFirst; ++i) ASSERT_OK(SetText(cache, std::to_string(i), Profile(i)));
+  clock_.Advance(seconds(10));
+  cache.Sweep(seconds(1), std::chrono::nanoseconds(0), UINT64_MAX);
+  ASSERT_EQ(cache.stats().packed.documents, static_cast<uint64_t>(kFirst));
+  const uint64_t first_bytes = cache.stats().packed.bytes;
+  const double before = static_cast<double>(first_bytes) / kFirst;
+  constexpr int kLater = 200;
+  for (int i = kFirst; i < kFirst + kLater; ++i) {
+    ASSERT_OK(SetText(cache, std::to_string(i), Profile(i)));
+  }
+  clock_.Advance(seconds(10));
+  cache.Sweep(seconds(1), std::chrono::nanoseconds(0), UINT64_MAX);
+  ASSERT_EQ(cache.stats().packed.documents, static_cast<uint64_t>(kFirst + kLater));
+  const double after = static_cast<double>(cache.stats().packed.bytes - first_bytes) / kLater;
+  EXPECT_LT(after, before * 0.75) << before << " bytes a document before, " << after << " after";
+  for (int i = 0; i < kFirst + kLater; i += 7) {
+    std::string read;
+    ASSERT_OK(cache.Access("t", std::to_string(i), AccessMode::kLoad,
+                           [&](CachedDocument& doc) { read = std::get<TextForm>(doc.form).json; }));
+    ASSERT_EQ(read, Profile(i));
+  }
 }
 
 }  // namespace

@@ -76,10 +76,22 @@ Status DocumentCache::LoadInto(Lookup& entry, std::string_view table, std::strin
 
 Status DocumentCache::Unpack(CachedDocument& doc) {
   const PackedForm& packed = std::get<PackedForm>(doc.form);
-  SKIFF_ASSIGN_OR_RETURN(doc::Value value, doc::Unpack(packed.bytes));
   const size_t bytes = packed.json_bytes;
+  if (doc::HoldsText(packed.bytes)) {
+    // Back to the text it was: a get sends it as it is, and only an add or
+    // merge pays for a tree.
+    SKIFF_ASSIGN_OR_RETURN(std::string json, UnpackText(packed.bytes));
+    doc.form = TextForm{std::move(json)};
+    return Status::Ok();
+  }
+  SKIFF_ASSIGN_OR_RETURN(doc::Value value, doc::Unpack(packed.bytes));
   doc.form = TreeForm{std::move(value), bytes};
   return Status::Ok();
+}
+
+Result<std::string> DocumentCache::UnpackText(std::string_view packed) const {
+  const uint32_t id = doc::DictionaryIdOf(packed);
+  return doc::UnpackText(packed, id != 0 ? dictionaries_.ById(id) : nullptr);
 }
 
 Status DocumentCache::EnsureTree(CachedDocument& doc) {
@@ -144,9 +156,15 @@ bool DocumentCache::LatestText(std::string_view table, std::string_view key,
   } else if (const auto* p = std::get_if<PackedForm>(&doc.form)) {
     // Not expected (a document with a write pending is never packed), but
     // cheap to get right.
-    Result<doc::Value> value = doc::Unpack(p->bytes);
-    if (!value.ok()) return false;
-    *text = doc::Dump(*value);
+    if (doc::HoldsText(p->bytes)) {
+      Result<std::string> json = UnpackText(p->bytes);
+      if (!json.ok()) return false;
+      *text = std::move(*json);
+    } else {
+      Result<doc::Value> value = doc::Unpack(p->bytes);
+      if (!value.ok()) return false;
+      *text = doc::Dump(*value);
+    }
   } else {
     text->reset();
   }
@@ -185,13 +203,7 @@ void DocumentCache::DropIf(
 
 void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nanoseconds evict_after,
                           uint64_t written_through) {
-  uint64_t released = 0;  // JSON text bytes of the trees freed by this pass
-  // What this pass frees is freed only after its last allocation. glibc's
-  // per-thread cache hands a chunk freed by this thread to its next
-  // allocation of that size, so freeing trees while packing would put the
-  // packed bytes and new entries back into the trees' pages and pin them.
-  std::vector<doc::Value> freed_trees;
-  std::vector<DocumentMap::node_type> freed_entries;
+  Freed freed;
   // A pass walks a shard only once one of its documents may be due, so a
   // server whose documents are all in use does not walk millions of them
   // every period. Each walk notes when its earliest remaining document
@@ -206,53 +218,78 @@ void DocumentCache::Sweep(std::chrono::nanoseconds pack_after, std::chrono::nano
     return limit.count() > 0 ? t + limit : kNever;
   };
   for (const std::unique_ptr<Shard>& shard : shards_) {
-    MutexLock lock(&shard->mu);
-    Clock::TimePoint now = clock_.Now();
-    if (same_limits && now < shard->next_sweep) continue;
-    Clock::TimePoint next_due = std::min(after(now, pack_after), after(now, evict_after));
-    std::vector<DocumentMap::iterator> packed_now;
-    for (auto it = shard->docs.begin(); it != shard->docs.end();) {
-      CachedDocument& doc = it->second;
-      auto idle = now - doc.last_used;
-      bool settled = doc.last_write <= written_through;
-      if (settled && evict_after.count() > 0 && idle >= evict_after) {
-        Count(doc.form, -1);
-        if (doc.exists()) evictions_.fetch_add(1, std::memory_order_relaxed);
-        released += TierBytesOf(doc.form);
-        auto next = std::next(it);
-        freed_entries.push_back(shard->docs.extract(it));
-        ++shard->removals;
-        it = next;
-        continue;
+    {
+      MutexLock lock(&shard->mu);
+      Clock::TimePoint now = clock_.Now();
+      if (same_limits && now < shard->next_sweep) continue;
+      Clock::TimePoint next_due = std::min(after(now, pack_after), after(now, evict_after));
+      std::vector<DocumentMap::iterator> packed_now;
+      for (auto it = shard->docs.begin(); it != shard->docs.end();) {
+        CachedDocument& doc = it->second;
+        auto idle = now - doc.last_used;
+        bool settled = doc.last_write <= written_through;
+        if (settled && evict_after.count() > 0 && idle >= evict_after) {
+          Count(doc.form, -1);
+          if (doc.exists()) evictions_.fetch_add(1, std::memory_order_relaxed);
+          freed.json_bytes += TierBytesOf(doc.form);
+          auto next = std::next(it);
+          freed.entries.push_back(shard->docs.extract(it));
+          ++shard->removals;
+          it = next;
+          continue;
+        }
+        if (settled && TierOf(doc.form) == Tier::kHot && pack_after.count() > 0 &&
+            idle >= pack_after) {
+          const std::string_view id = it->first;
+          PackHot(doc, id.substr(0, id.find('\0')), freed);
+          packed_now.push_back(it);
+        }
+        // When this document, staying as it now is, can next move. One that
+        // is due but could not move (its last write has not landed) is
+        // looked at again next pass. A pending write alone does not make a
+        // document due: writes land long before pack_after.
+        Clock::TimePoint due = TierOf(doc.form) == Tier::kHot && pack_after.count() > 0
+                                   ? doc.last_used + pack_after
+                                   : after(doc.last_used, evict_after);
+        next_due = std::min(next_due, std::max(due, now));
+        ++it;
       }
-      if (settled && TierOf(doc.form) == Tier::kHot && pack_after.count() > 0 &&
-          idle >= pack_after && EnsureTree(doc).ok()) {
-        TreeForm& tree = std::get<TreeForm>(doc.form);
-        const size_t json_bytes = tree.json_bytes;
-        std::string packed = doc::Pack(tree.tree);
-        freed_trees.push_back(std::move(tree.tree));
-        Count(doc.form, -1);
-        doc.form = PackedForm{std::move(packed), json_bytes};
-        Count(doc.form, +1);
-        released += json_bytes;
-        packed_now.push_back(it);
-      }
-      // When this document, staying as it now is, can next move. One that
-      // is due but could not move (its last write has not landed, or it did
-      // not parse) is looked at again next pass. A pending write alone does
-      // not make a document due: writes land long before pack_after.
-      Clock::TimePoint due = TierOf(doc.form) == Tier::kHot && pack_after.count() > 0
-                                 ? doc.last_used + pack_after
-                                 : after(doc.last_used, evict_after);
-      next_due = std::min(next_due, std::max(due, now));
-      ++it;
+      shard->next_sweep = next_due;
+      Relocate(shard->docs, packed_now, freed.entries);
+      // The map never shrinks by itself: after evicting most of a shard its
+      // slot array (about 110 bytes a slot) would stay as large as it grew,
+      // 27 MiB for 200,000 documents.
+      if (shard->docs.size() * 4 < shard->docs.capacity()) shard->docs.rehash(0);
     }
-    shard->next_sweep = next_due;
-    Relocate(shard->docs, packed_now, freed_entries);
+    // Outside the shard's lock. A batch bounds what a pass holds (one
+    // shard's worth past the limit), where holding everything to the end
+    // once held every tree of a 200,000-document server.
+    // Training a dictionary allocates and frees a few MiB (zstd's own
+    // working memory): returned at once, so it does not raise the peak.
+    const bool trained = dictionaries_.TrainReady();
+    if (trained || freed.json_bytes >= kFreedBatchJsonBytes) ReleaseFreedMemory(freed, trained);
   }
-  freed_trees.clear();
-  freed_entries.clear();
-  ReleaseFreedMemory(released);
+  ReleaseFreedMemory(freed, false);
+}
+
+void DocumentCache::PackHot(CachedDocument& doc, std::string_view table, Freed& freed) {
+  Count(doc.form, -1);
+  if (TextForm* text = std::get_if<TextForm>(&doc.form)) {
+    // Packed from the text itself: parsing it would build a tree about four
+    // times its size only to throw it away.
+    const size_t json_bytes = text->json.size();
+    std::string packed = doc::PackText(text->json, dictionaries_.ForPacking(table, text->json));
+    freed.texts.push_back(std::move(text->json));
+    doc.form = PackedForm{std::move(packed), json_bytes};
+  } else {
+    TreeForm& tree = std::get<TreeForm>(doc.form);
+    const size_t json_bytes = tree.json_bytes;
+    std::string packed = doc::Pack(tree.tree);
+    freed.trees.push_back(std::move(tree.tree));
+    doc.form = PackedForm{std::move(packed), json_bytes};
+  }
+  freed.json_bytes += std::get<PackedForm>(doc.form).json_bytes;
+  Count(doc.form, +1);
 }
 
 void DocumentCache::Relocate(DocumentMap& docs, const std::vector<DocumentMap::iterator>& entries,
@@ -278,18 +315,28 @@ void DocumentCache::Relocate(DocumentMap& docs, const std::vector<DocumentMap::i
   }
 }
 
-void DocumentCache::ReleaseFreedMemory(uint64_t released_json_bytes) {
+void DocumentCache::ReleaseFreedMemory(Freed& freed, bool trim) {
+  // Freed in batches rather than one by one: glibc's per-thread cache
+  // hands a chunk this thread just freed to its next allocation of that
+  // size, whatever arena the chunk came from, and holds at most 7 of a
+  // size. Freeing each document as it is packed would put packed bytes
+  // (and new entries) into the pages of freed texts and trees, one by one,
+  // and pin them; freeing a batch lets at most those 7 per size go that
+  // way.
+  const uint64_t released = freed.json_bytes;
+  freed.texts.clear();
+  freed.trees.clear();
+  freed.entries.clear();
+  freed.json_bytes = 0;
   // glibc keeps freed chunks for reuse and returns only the top of a heap to
-  // the system, so the pages of trees freed in the middle of the heap would
-  // stay resident for good: after packing, the resident set would not fall.
-  // malloc_trim hands every whole free page of every arena back. It walks
-  // the free lists under the arena locks, so it runs only once a few MiB of
-  // trees (about 7 heap bytes per JSON byte) have been freed since the last.
-  constexpr uint64_t kTrimAfterJsonBytes = 1 << 20;
+  // the system, so the pages of documents freed in the middle of the heap
+  // would stay resident for good: after packing, the resident set would not
+  // fall. malloc_trim hands every whole free page of every arena back. It
+  // walks the free lists under the arena locks, so it runs only once a few
+  // MiB have been freed since the last.
   const uint64_t pending =
-      released_since_trim_.fetch_add(released_json_bytes, std::memory_order_relaxed) +
-      released_json_bytes;
-  if (pending < kTrimAfterJsonBytes) return;
+      released_since_trim_.fetch_add(released, std::memory_order_relaxed) + released;
+  if (!trim && pending < kTrimAfterJsonBytes) return;
   released_since_trim_.store(0, std::memory_order_relaxed);
 #if defined(__GLIBC__)
   malloc_trim(0);

@@ -10,14 +10,17 @@
 // order too.
 //
 // Tiers: a document is hot (text or tree) while used; Sweep() packs one idle
-// for `pack_after` into compact bytes (doc::Pack) and drops one idle for
+// for `pack_after` into compact bytes (doc::PackText for text, so packing
+// never builds a tree, with its table's dictionary once it has one:
+// pack_dictionaries.h; doc::Pack for a tree) and drops one idle for
 // `evict_after` from memory once the store holds its last write; Access()
 // brings either back. The tier counts follow the documents' forms
 // (cached_document.h): Access and every method here recount a document from
 // its form before and after touching it, so no caller adjusts a counter.
-// Time comes from the Clock given. After a sweep has freed a few MiB of
-// parsed trees, the freed pages go back to the system (malloc_trim), so the
-// resident set follows the tiers down.
+// Time comes from the Clock given. A sweep frees what it packs or evicts in
+// bounded batches, shrinks a shard's map once eviction has mostly emptied
+// it, and once a few MiB have been freed hands the freed pages back to the
+// system (malloc_trim), so the resident set follows the tiers down.
 // All methods are thread-safe.
 #ifndef SKIFF_SERVER_INTERNAL_DOCUMENT_CACHE_H_
 #define SKIFF_SERVER_INTERNAL_DOCUMENT_CACHE_H_
@@ -39,6 +42,7 @@
 #include "base/mutex.h"
 #include "base/status.h"
 #include "server/internal/cached_document.h"
+#include "server/internal/pack_dictionaries.h"
 #include "store/store.h"
 
 namespace skiff::server::internal {
@@ -245,18 +249,41 @@ class DocumentCache {
   void Count(Tier tier, size_t bytes, int sign);
   // A document was (tier, bytes) and is now `form`.
   void Recount(Tier tier, size_t bytes, const DocumentForm& form);
+  // What a sweep pass has taken out of memory and not freed yet (see
+  // ReleaseFreedMemory for why it waits): the texts and trees of documents
+  // packed, and the entries of documents evicted or re-created.
+  struct Freed {
+    std::vector<std::string> texts;
+    std::vector<doc::Value> trees;
+    std::vector<DocumentMap::node_type> entries;
+    uint64_t json_bytes = 0;  // the JSON text size of what it holds
+  };
+  // A pass frees what it holds once it holds this much JSON's worth (4 MiB
+  // of texts, about 18 MiB of trees), between two shards.
+  static constexpr uint64_t kFreedBatchJsonBytes = 4 << 20;
+  // And returns freed memory to the system once this much has been freed.
+  static constexpr uint64_t kTrimAfterJsonBytes = 1 << 20;
+
+  // Packs a hot document of `table` in place: text as text (no tree is
+  // built; with the table's dictionary once it has one), a tree as a tree.
+  // What it held goes to `freed`. Call under the shard's lock.
+  void PackHot(CachedDocument& doc, std::string_view table, Freed& freed);
+  // The text of PackText's bytes, with their table's dictionary if any.
+  Result<std::string> UnpackText(std::string_view packed) const;
   // Re-creates on the calling thread the entries of documents just packed
   // whose keys live on the heap (see the definition for why), appending the
   // old ones, emptied, to
   // `old_entries` for the caller to free. Call under the shard's lock.
   static void Relocate(DocumentMap& docs, const std::vector<DocumentMap::iterator>& entries,
                        std::vector<DocumentMap::node_type>& old_entries);
-  // Returns the memory of freed documents to the system once enough has
-  // been freed; see the definition for why.
-  void ReleaseFreedMemory(uint64_t released_json_bytes);
+  // Frees what `freed` holds and returns the memory of freed documents to
+  // the system once enough has been freed, or now with `trim`; see the
+  // definition for why. Call with no shard lock held.
+  void ReleaseFreedMemory(Freed& freed, bool trim);
 
   store::Store& store_;
   const Clock& clock_;
+  PackDictionaries dictionaries_;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<uint64_t> hot_documents_{0};
   std::atomic<uint64_t> hot_bytes_{0};

@@ -105,7 +105,9 @@ void GeoIndexes::Follow(std::string_view table, std::string_view key, const Cach
     position = PositionOf(t->spec, tree->tree);
   } else if (const auto* packed = std::get_if<PackedForm>(&doc.form)) {
     // Not expected (a change unpacks the document first), but cheap to get
-    // right.
+    // right. Bytes packed with a table's dictionary cannot be read here:
+    // the index keeps what it had rather than drop the point.
+    if (doc::DictionaryIdOf(packed->bytes) != 0) return;
     if (Result<doc::Value> value = doc::Unpack(packed->bytes); value.ok()) {
       position = PositionOf(t->spec, *value);
     }
