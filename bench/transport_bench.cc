@@ -143,26 +143,34 @@ class TcpPingPong {
   // Empty when the pair is connected.
   const std::string& error() const { return error_; }
 
-  // `n` round trips, each recorded in `latency` when given; the number that
-  // came back intact (all of them unless the pair broke).
-  uint64_t Bounce(uint64_t n, LatencyRecorder* latency) {
+  struct Bounced {
+    uint64_t intact = 0;  // round trips that came back as sent
+    uint64_t errors = 0;  // that came back different, or broke the pair
+  };
+
+  // Up to `n` round trips, each intact one recorded in `latency` when
+  // given. A round trip that differs is counted and the next one goes on; a
+  // write or read that fails breaks the pair and ends the call.
+  Bounced Bounce(uint64_t n, LatencyRecorder* latency) {
+    Bounced out;
     char buf[kBytes];
     std::memset(buf, 'p', sizeof buf);
     for (uint64_t i = 0; i < n; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       buf[0] = static_cast<char>('a' + (sent_++) % 26);
-      if (write(client_, buf, kBytes) != ssize_t(kBytes)) return i;
-      size_t got = 0;
       char in[kBytes];
-      while (got < kBytes) {
-        ssize_t r = read(client_, in + got, kBytes - got);
-        if (r <= 0) return i;
-        got += size_t(r);
+      if (write(client_, buf, kBytes) != ssize_t(kBytes) || !ReadAll(in)) {
+        ++out.errors;
+        return out;
       }
-      if (std::memcmp(in, buf, kBytes) != 0) return i;
+      if (std::memcmp(in, buf, kBytes) != 0) {
+        ++out.errors;
+        continue;
+      }
+      ++out.intact;
       if (latency != nullptr) latency->Record(std::chrono::steady_clock::now() - t0);
     }
-    return n;
+    return out;
   }
 
  private:
@@ -183,6 +191,16 @@ class TcpPingPong {
     }
   }
 
+  bool ReadAll(char (&in)[kBytes]) {
+    size_t got = 0;
+    while (got < kBytes) {
+      const ssize_t r = read(client_, in + got, kBytes - got);
+      if (r <= 0) return false;
+      got += size_t(r);
+    }
+    return true;
+  }
+
   int listener_ = -1;
   int client_ = -1;
   uint64_t sent_ = 0;
@@ -195,19 +213,21 @@ void BM_TcpPingPong(benchmark::State& state) {
   if (!pair.error().empty()) return state.SkipWithError(pair.error().c_str());
   const uint64_t ops = std::max<uint64_t>(1, uint64_t(20'000 * Options().BudgetScale()));
   RunResult run;
-  uint64_t bounced = 0;
+  TcpPingPong::Bounced bounced;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     bounced = pair.Bounce(ops, &run.latency);
     run.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Time per round trip, as every end-to-end case reports it.
-    state.SetIterationTime(run.wall_seconds / double(std::max<uint64_t>(1, bounced)));
+    state.SetIterationTime(run.wall_seconds / double(std::max<uint64_t>(1, bounced.intact)));
   }
-  run.ops = bounced;
-  if (bounced != ops) return state.SkipWithError("a ping-pong round trip failed or differed");
+  run.ops = bounced.intact;
   SetInfo(state, "ops", double(run.ops));
-  SetDeterministic(state, "err", 0);
+  SetDeterministic(state, "err", double(bounced.errors));
+  if (bounced.errors > 0 || bounced.intact != ops) {
+    return state.SkipWithError("a ping-pong round trip failed or differed");
+  }
   SetInfo(state, "ops_per_s", double(run.ops) / run.wall_seconds);
   SetInfo(state, "wall_s", run.wall_seconds);
   run.latency.Report(state);
@@ -236,7 +256,7 @@ void GetVsTcp(ScenarioContext& ctx) {
     const RunResult part = ctx.MeasurePart(*driver, reads, per_round);
     if (part.error_count() > 0 || part.ops == 0 || part.capped) break;
     const auto start = std::chrono::steady_clock::now();
-    if (tcp.Bounce(per_round, nullptr) != per_round) {
+    if (tcp.Bounce(per_round, nullptr).intact != per_round) {
       return ctx.Fail("a ping-pong round trip failed or differed");
     }
     const double seconds =

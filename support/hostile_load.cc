@@ -32,6 +32,9 @@ constexpr uint64_t kSlowFrameBytes = uint64_t{8} << 20;
 constexpr size_t kSlowChunkBytes = 4096;
 constexpr milliseconds kSlowChunkEvery{100};
 constexpr uint8_t kMaskKey[4] = {0x5a, 0x3c, 0x96, 0x0f};
+// kIdleConnections: connections connecting at once while the load is set
+// up, below any server's listen backlog, so setting it up drops no SYN.
+constexpr size_t kIdleOpenAtOnce = 256;
 
 // A blocking connection to 127.0.0.1:port, or -1.
 int Connect(uint16_t port, int receive_buffer) {
@@ -154,9 +157,16 @@ class HostileLoad::Runner {
       if (ended) {
         Close(c);
         ++reopened_;
+        if (in_place_) ++ended_since_in_place_;
         Open(c);  // tried again next round when it fails now
       }
     }
+  }
+
+  // From now on a connection counts as held until the server ends it.
+  void MarkInPlace() {
+    in_place_ = true;
+    for (Conn& c : conns_) c.held = c.fd >= 0;
   }
 
   // Every connection is open, and for kNeverReads the server has stopped
@@ -169,8 +179,18 @@ class HostileLoad::Runner {
     return true;
   }
 
-  uint64_t bytes_sent() const { return bytes_sent_; }
-  uint64_t reopened() const { return reopened_; }
+  HostileCounters Counters() const {
+    HostileCounters out;
+    out.bytes_sent = bytes_sent_;
+    out.reopened = reopened_;
+    out.ended_since_in_place = ended_since_in_place_;
+    for (const Conn& c : conns_) {
+      if (c.fd < 0) continue;
+      ++out.open;
+      if (c.held) ++out.held;
+    }
+    return out;
+  }
 
  private:
   struct Conn {
@@ -178,6 +198,7 @@ class HostileLoad::Runner {
     size_t at = 0;         // kNeverReads: where in echoes_ the next byte is
     uint64_t payload = 0;  // kSlowFrames: payload bytes of the frame sent
     bool blocked = false;  // kNeverReads: the server stopped taking bytes
+    bool held = false;     // open since the load was first in place
   };
 
   bool Open(Conn& c) {
@@ -265,6 +286,8 @@ class HostileLoad::Runner {
   Clock::time_point next_chunk_{};
   uint64_t bytes_sent_ = 0;
   uint64_t reopened_ = 0;
+  bool in_place_ = false;
+  uint64_t ended_since_in_place_ = 0;
 };
 
 HostileLoad::HostileLoad(HostileKind kind, uint16_t port, size_t connections)
@@ -304,33 +327,48 @@ void HostileLoad::Run() {
     error_ = std::move(why);
     in_place_cv_.SignalAll();
   };
-  auto publish = [this](bool in_place, uint64_t sent, uint64_t reopened) {
+  auto publish = [this](bool in_place, const HostileCounters& counters) {
     MutexLock lock(&mu_);
-    counters_ = {sent, reopened};
+    counters_ = counters;
     if (in_place && !in_place_) {
       in_place_ = true;
       in_place_cv_.SignalAll();
     }
   };
   if (kind_ == HostileKind::kIdleConnections) {
-    // Opened all at once by one epoll client; they then say nothing.
+    // Opened by one epoll client; they then say nothing. The client does
+    // not open again what the server ends.
     Fleet fleet([](size_t, std::string_view) {});
-    const FleetOpenReport opened = fleet.Open(port_, connections_, std::chrono::seconds(120));
+    const FleetOpenReport opened =
+        fleet.Open(port_, connections_, std::chrono::seconds(120), kIdleOpenAtOnce);
     if (opened.opened != connections_) {
       return fail("opened " + std::to_string(opened.opened) + " of " +
                   std::to_string(connections_) + " idle connections: " + opened.first_error);
     }
-    publish(true, 0, 0);
-    while (!stop_) fleet.RunFor(kTick);
-    publish(true, 0, fleet.lost());
+    auto counters = [&fleet] {
+      HostileCounters c;
+      c.reopened = c.ended_since_in_place = fleet.lost();
+      c.open = c.held = fleet.open();
+      return c;
+    };
+    publish(true, counters());
+    while (!stop_) {
+      fleet.RunFor(kTick);
+      publish(true, counters());
+    }
     return;
   }
   Runner runner(kind_, port_, connections_);
   std::string why;
   if (!runner.OpenAll(&why)) return fail(why);
+  bool in_place = false;
   while (!stop_) {
     runner.Step();
-    publish(runner.InPlace(), runner.bytes_sent(), runner.reopened());
+    if (!in_place && runner.InPlace()) {
+      runner.MarkInPlace();
+      in_place = true;
+    }
+    publish(in_place, runner.Counters());
   }
 }
 

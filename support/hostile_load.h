@@ -13,7 +13,9 @@
 //   kIdleConnections       handshaken connections that say nothing
 //
 // A connection the server ends (a send timeout, a handshake deadline) is
-// opened again, so the load stays in place for as long as it runs.
+// opened again, so the load stays in place for as long as it runs; the
+// counters tell the connections held open since the load was first in
+// place from those the server ended, so a case can assert which happened.
 // Start() returns once every connection is in place; the load then runs
 // until Stop() or the destructor. Every loop is bounded by Stop() and by a
 // poll timeout of a few tens of milliseconds.
@@ -40,7 +42,14 @@ std::string_view HostileName(HostileKind kind);
 
 struct HostileCounters {
   uint64_t bytes_sent = 0;  // everything the server's sockets took
-  uint64_t reopened = 0;    // connections the server ended and that were opened again
+  // Connections the server ended (each opened again, but for idle ones).
+  uint64_t reopened = 0;
+  size_t open = 0;  // connections open now
+  // Of those, the ones open since the load was first in place: never
+  // ended since.
+  size_t held = 0;
+  // Connections the server ended since the load was first in place.
+  uint64_t ended_since_in_place = 0;
 };
 
 class HostileLoad {

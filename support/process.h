@@ -85,7 +85,8 @@ uint16_t PortOfListeningLine(const std::string& line);
 int64_t ResidentBytes(pid_t pid);
 
 // User plus system CPU of process `pid` so far (any process, such as a
-// PostgreSQL backend), from /proc/PID/stat; 0 when it cannot be read.
+// PostgreSQL backend), from its CPU clock (nanoseconds), else from
+// /proc/PID/stat (10 ms ticks); 0 when neither can be read.
 double CpuSecondsOf(pid_t pid);
 
 // User plus system CPU of this whole process so far (getrusage).

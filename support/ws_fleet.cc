@@ -1,5 +1,6 @@
 #include "support/ws_fleet.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -48,62 +49,73 @@ Fleet::~Fleet() {
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
-FleetOpenReport Fleet::Open(uint16_t port, size_t n, std::chrono::milliseconds timeout) {
+FleetOpenReport Fleet::Open(uint16_t port, size_t n, std::chrono::milliseconds timeout,
+                            size_t max_pending) {
   FleetOpenReport report;
   const auto start = Clock::now();
+  const auto deadline = start + timeout;
   const size_t first = conns_.size();
-  const size_t open_before = open_;
   first_error_.clear();
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const std::string host = "127.0.0.1:" + std::to_string(port);
-  size_t failed_at_once = 0;
+  max_pending = std::max<size_t>(1, max_pending);
   for (size_t k = 0; k < n; ++k) {
-    auto c = std::make_unique<Conn>();
-    c->fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    const size_t i = conns_.size();
-    conns_.push_back(std::move(c));
-    Conn& conn = *conns_.back();
-    if (conn.fd < 0) {
-      if (first_error_.empty()) first_error_ = std::string("socket: ") + std::strerror(errno);
-      conn.state = Conn::State::kClosed;
-      ++failed_at_once;
-      continue;
+    if (pending_ >= max_pending &&
+        !RunUntil([&] { return pending_ < max_pending; }, deadline - Clock::now())) {
+      break;
     }
-    int one = 1;
-    ::setsockopt(conn.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    conn.key = ws::NewClientKey();
-    conn.out = ws::ClientRequest(host, conn.key);
-    const int rc = ::connect(conn.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    if (rc != 0 && errno != EINPROGRESS) {
-      if (first_error_.empty()) first_error_ = std::string("connect: ") + std::strerror(errno);
-      ::close(conn.fd);
-      conn.fd = -1;
-      conn.state = Conn::State::kClosed;
-      ++failed_at_once;
-      continue;
-    }
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLOUT;
-    ev.data.u64 = i;
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, conn.fd, &ev);
-    conn.watching_write = true;
-    ++pending_;
+    StartOne(port);
   }
-  RunUntil([&] { return pending_ == 0; }, timeout);
+  RunUntil([&] { return pending_ == 0; }, deadline - Clock::now());
+  // Connections never started keep the numbering: they are there, closed.
+  while (conns_.size() < first + n) {
+    conns_.push_back(std::make_unique<Conn>());
+    conns_.back()->state = Conn::State::kClosed;
+  }
   for (size_t i = first; i < conns_.size(); ++i) {
-    if (conns_[i]->state != Conn::State::kOpen) continue;
-    ++report.opened;
+    if (conns_[i]->state == Conn::State::kOpen) ++report.opened;
   }
-  (void)open_before;
   report.failed = n - report.opened;
   report.first_error = first_error_;
   if (report.failed > 0 && report.first_error.empty()) report.first_error = "timed out";
   report.elapsed = Clock::now() - start;
-  (void)failed_at_once;
   return report;
+}
+
+void Fleet::StartOne(uint16_t port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const size_t i = conns_.size();
+  conns_.push_back(std::make_unique<Conn>());
+  Conn& conn = *conns_.back();
+  conn.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (conn.fd < 0) {
+    if (first_error_.empty()) first_error_ = std::string("socket: ") + std::strerror(errno);
+    conn.state = Conn::State::kClosed;
+    return;
+  }
+  int one = 1;
+  ::setsockopt(conn.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  conn.key = ws::NewClientKey();
+  conn.out = ws::ClientRequest("127.0.0.1:" + std::to_string(port), conn.key);
+  const int rc = ::connect(conn.fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  if (rc != 0 && errno != EINPROGRESS) {
+    if (first_error_.empty()) first_error_ = std::string("connect: ") + std::strerror(errno);
+    ::close(conn.fd);
+    conn.fd = -1;
+    conn.state = Conn::State::kClosed;
+    return;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLOUT;
+  ev.data.u64 = i;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, conn.fd, &ev);
+  conn.watching_write = true;
+  ++pending_;
+}
+
+bool Fleet::is_open(size_t i) const {
+  return i < conns_.size() && conns_[i]->state == Conn::State::kOpen;
 }
 
 bool Fleet::Send(size_t i, std::string_view text) {

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <queue>
 #include <string>
@@ -46,11 +47,15 @@ class Fleet {
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
 
-  // Opens `n` more connections to 127.0.0.1:`port` all at once (every
-  // connect and handshake in flight together, as an accept storm does) and
-  // returns once each is open or failed, or at `timeout`. Connections are
-  // numbered from size() before the call.
-  FleetOpenReport Open(uint16_t port, size_t n, std::chrono::milliseconds timeout);
+  // Opens `n` more connections to 127.0.0.1:`port` and returns once each
+  // is open or failed, or at `timeout`. By default all at once (every
+  // connect and handshake in flight together, as an accept storm does);
+  // with `max_pending`, at most that many connecting or handshaking at a
+  // time, so a server's accept queue of that size never overflows.
+  // Connections are numbered from size() before the call, n of them (any
+  // not started by the timeout count as failed).
+  FleetOpenReport Open(uint16_t port, size_t n, std::chrono::milliseconds timeout,
+                       size_t max_pending = std::numeric_limits<size_t>::max());
 
   // Queues one text frame on connection `i` and writes what its socket
   // takes now (the rest when it can); false when the connection is closed.
@@ -70,7 +75,9 @@ class Fleet {
   void CloseAll(std::chrono::milliseconds timeout);
 
   size_t size() const { return conns_.size(); }
+  // Connections open now (handshake done, not closed by either side).
   size_t open() const { return open_; }
+  bool is_open(size_t i) const;
   // Connections the server closed or reset (not by CloseAll).
   uint64_t lost() const { return lost_; }
   // Frames from the server that broke RFC 6455 (the connection is closed).
@@ -78,6 +85,9 @@ class Fleet {
 
  private:
   struct Conn;
+  // Adds one connection and starts its connect; a connection that cannot
+  // start is added closed.
+  void StartOne(uint16_t port);
   void Handle(size_t i, uint32_t events);
   void OnReadable(size_t i);
   void OnWritable(size_t i);

@@ -5,6 +5,10 @@
 // Prints "kv_peer listening on 127.0.0.1:PORT" first.
 import { handle } from "./kv_protocol.mjs";
 
+// Bun.serve takes no listen backlog: it listens with 512 whatever it is
+// given (Bun 1.4.5, as `ss -ltn` shows), where skiffd and the Node peer
+// have 4096. The connections family states each server's backlog, read
+// from the kernel, in its cases' label.
 const server = Bun.serve({
   hostname: "127.0.0.1",
   port: Number(process.env.PORT ?? 0),
