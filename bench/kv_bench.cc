@@ -3,6 +3,7 @@
 // after idle, through a real server over a real WebSocket (support/stack.h)
 // on each store. Every case checks what it did: reads are compared with
 // what was written, acknowledged writes are read back after the run.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -114,7 +115,11 @@ void Payload(ScenarioContext& ctx, size_t bytes, uint64_t standard_ops) {
   SetThenGet work(ctx.stack().FreshTable("payload"), bytes);
   ctx.Measure(*driver, work, ctx.Ops(standard_ops));
   if (work.reads() == 0) return ctx.Fail("no write was read back");
-  SetDeterministic(ctx.state(), "value_bytes", double(work.bytes_read()) / double(work.reads()));
+  // The mean size of a value as the server sent it back, counted in the
+  // replies. The reads' check lets a value through when it parses to the
+  // same JSON, so a change in how the server writes values shows here only.
+  SetDeterministic(ctx.state(), "read_value_bytes",
+                   double(work.bytes_read()) / double(work.reads()));
 }
 
 // Per slot, a chain on its own key: set, get, has, add, get, delete, has.
@@ -255,61 +260,108 @@ void Scan(ScenarioContext& ctx) {
 // halvings (the answer is known to within the closed loop's rate / 32).
 constexpr double kP99BoundUs = 10'000;
 constexpr int kSearchSteps = 5;
-constexpr int kConfirmationRuns = 3;
+constexpr int kConfirmationRates = 3;
+// Requests a probe sends at least, time permitting: 100 beyond its p99.
+constexpr double kProbeRequests = 10'000;
 
-std::chrono::nanoseconds ProbeTime() {
-  return ByProfile<std::chrono::nanoseconds>(std::chrono::seconds(1), std::chrono::seconds(3),
-                                             std::chrono::seconds(5));
+// How long a probe at `rate` runs (0: the closed loop): long enough for
+// kProbeRequests, within the profile's bounds.
+double ProbeSeconds(double rate) {
+  const double shortest = ByProfile(1.0, 4.0, 8.0);
+  const double longest = ByProfile(2.0, 10.0, 20.0);
+  if (rate <= 0) return shortest;
+  return std::clamp(kProbeRequests / rate, shortest, longest);
+}
+
+uint64_t ProbeOps(double rate) { return uint64_t(rate * ProbeSeconds(rate)) + 1; }
+
+// One line per probe on stderr: its rate, verdict, achieved rate, p99, the
+// share of its requests sent late, and why it failed or is void.
+std::string ProbeLines(const RateSearch& search) {
+  std::string lines;
+  for (const RateProbe& p : search.probes) {
+    const double n = double(std::max<uint64_t>(p.ops, 1));
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "\n  %9.0f/s %-11s%s achieved %.0f/s, p99 %.1f ms, late %.1f %%", p.target,
+                  ProbeVerdictName(p.verdict), p.repeat ? " (again)" : "", p.achieved,
+                  p.p99_us / 1000, 100 * double(p.late_on_client + p.late_for_slot) / n);
+    lines += line;
+    if (!p.why.empty()) lines += ": " + p.why;
+  }
+  return lines;
+}
+
+void ReportSearch(ScenarioContext& ctx, const RateSearch& search, const RunResult* measured) {
+  // Info: the case's time already judges the rate, as the measured run is
+  // the one that held at it (its time per op is 1 / the rate).
+  SetInfo(ctx.state(), "sustainable_ops_per_s", search.sustainable);
+  SetInfo(ctx.state(), "search_ops_per_s", search.found);
+  SetInfo(ctx.state(), "closed_loop_ops_per_s", search.capacity);
+  SetInfo(ctx.state(), "client_limit_ops_per_s", search.client_limit);
+  SetInfo(ctx.state(), "p99_bound_ms", kP99BoundUs / 1000);
+  SetInfo(ctx.state(), "probes", double(search.probes.size()));
+  SetInfo(ctx.state(), "void_probes", double(search.void_probes));
+  SetInfo(ctx.state(), "rate_inversions", double(search.inversions));
+  SetInfo(ctx.state(), "confirmation_runs", double(search.confirmation_runs));
+  if (measured != nullptr) SetInfo(ctx.state(), "late_sends", double(measured->sent_late));
+  const char* outcome = !search.monotonic  ? "NOT MONOTONIC"
+                        : search.confirmed ? "confirmed by a run after it"
+                        : search.found > 0 ? "NOT CONFIRMED: no run at or below it held"
+                                           : "no probe held";
+  std::fprintf(stderr, "sustainable: %.0f ops/s at p99 < %.0f ms (search %.0f, %s)",
+               search.sustainable, kP99BoundUs / 1000, search.found, outcome);
+  if (search.client_limit > 0) {
+    std::fprintf(stderr, "; client limit at %.0f/s: no rate at or above it is claimed",
+                 search.client_limit);
+  }
+  std::fprintf(stderr, "; probes:%s\n", ProbeLines(search).c_str());
 }
 
 // Finds the highest open-loop rate of `work` on the default pool at which
 // p99 stays under kP99BoundUs with no error (support/rate_search.h), then
 // measures one more probe's worth at that rate, which must hold too (else
-// at 3/4 of it, three runs at most): the case's figures are those of the
-// sustainable rate. When no rate held, the measured run is at the lowest
-// rate tried and sustainable_ops_per_s says 0.
+// at 3/4 of it, three rates at most): the case's figures are those of the
+// sustainable rate. No rate that held, or a search that is not monotonic,
+// fails the case.
 void Sustainable(ScenarioContext& ctx, LoadDriver& driver, Workload& work) {
-  const double probe_s = std::chrono::duration<double>(ProbeTime()).count();
   auto probe = [&](double rate) {
     RunLimits limits;
-    limits.cap = ProbeTime();
+    // The cap leaves room past the last request's due time, so that a
+    // client behind its schedule shows as late sends, not as a short run.
+    limits.cap = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(ProbeSeconds(rate) * 1.25 + 0.5));
     limits.rate = rate;
-    if (rate > 0) limits.max_ops = uint64_t(rate * probe_s) + 1;
+    if (rate > 0) limits.max_ops = ProbeOps(rate);
     return driver.Run(work, limits);
   };
   RateSearch search = FindSustainableRate(probe, kP99BoundUs, kSearchSteps);
   if (search.mismatches > 0) return ctx.Fail("a probe got a wrong answer: " + search.first_error);
   if (search.capacity <= 0) return ctx.Fail("the closed-loop probe failed: " + search.first_error);
-  const double found = search.sustainable;
+  const RunResult* measured = nullptr;
   ConfirmSustainableRate(
-      [&](double rate) { return ctx.Measure(driver, work, uint64_t(rate * probe_s) + 1, rate); },
-      kP99BoundUs, kConfirmationRuns, &search);
+      [&](double rate) {
+        measured = &ctx.Measure(driver, work, ProbeOps(rate), rate);
+        return *measured;
+      },
+      kP99BoundUs, kConfirmationRates, &search);
+  ReportSearch(ctx, search, measured);
   if (search.mismatches > 0) return ctx.Fail("a run got a wrong answer: " + search.first_error);
-  if (search.confirmation_runs == 0) {  // no probe held: measure at the lowest rate tried
-    const double rate = search.probes.back().target;
-    ctx.Measure(driver, work, uint64_t(rate * probe_s) + 1, rate);
+  if (!search.monotonic) {
+    return ctx.Fail("the rates are not monotonic: " + search.inversion +
+                    ", and failed again; no rate is claimed");
   }
-  SetInfo(ctx.state(), "search_ops_per_s", found);
-  SetInfo(ctx.state(), "confirmation_runs", double(search.confirmation_runs));
-  SetInfo(ctx.state(), "sustainable_ops_per_s", search.sustainable);
-  SetInfo(ctx.state(), "closed_loop_ops_per_s", search.capacity);
-  SetInfo(ctx.state(), "p99_bound_ms", kP99BoundUs / 1000);
-  SetInfo(ctx.state(), "probes", double(search.probes.size()));
-  std::string probes;
-  for (const RateProbe& p : search.probes) {
-    char line[96];
-    std::snprintf(line, sizeof line, " %.0f/s:p99 %.1f ms%s", p.achieved, p.p99_us / 1000,
-                  p.target == 0 ? "(closed)"
-                  : p.held      ? ""
-                                : "(over)");
-    probes += line;
+  if (search.sustainable <= 0) {
+    char why[300];
+    std::snprintf(why, sizeof why,
+                  search.found > 0
+                      ? "the search's %.0f/s held, but no run at or below it held again (%d void "
+                        "probes: the client could not keep the schedule); see stderr"
+                      : "no rate held its p99 bound without errors (closed loop %.0f/s; %d void "
+                        "probes: the client could not keep the schedule); see stderr",
+                  search.found > 0 ? search.found : search.capacity, search.void_probes);
+    ctx.Fail(why);
   }
-  std::fprintf(stderr, "sustainable: %.0f ops/s at p99 < %.0f ms (search %.0f, %s); probes%s\n",
-               search.sustainable, kP99BoundUs / 1000, found,
-               search.confirmed           ? "confirmed by a run after it"
-               : search.confirmation_runs ? "NOT CONFIRMED: no run at or below it held"
-                                          : "no probe held",
-               probes.c_str());
 }
 
 void SustainableGets(ScenarioContext& ctx) {

@@ -30,6 +30,9 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr uint64_t kSlotBits = 12;
 constexpr uint64_t kMaxPipeline = uint64_t{1} << kSlotBits;
 constexpr auto kSweepPeriod = std::chrono::milliseconds(20);
+constexpr int64_t kLateSendNs = std::chrono::nanoseconds(kLateSend).count();
+constexpr int64_t kNotStarved = INT64_MAX;
+constexpr int64_t kNotArmed = -1;
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
@@ -206,9 +209,12 @@ class LoadDriver::Impl {
     start_ns_ = NowNs();
     deadline_ns_ = start_ns_ + limits.cap.count();
     pacing_ = limits.rate > 0;
+    starved_since_ns_ = kNotStarved;
+    timer_due_ns_ = kNotArmed;
     free_slots_.clear();
     for (size_t c = 0; c < conns_.size(); ++c) {
       for (auto& slot : conns_[c]->slots) slot.done = !conns_[c]->open;
+      if (conns_[c]->open) result_.slots += conns_[c]->slots.size();
       for (size_t s = 0; s < conns_[c]->slots.size(); ++s) {
         if (pacing_) {
           if (conns_[c]->open) free_slots_.push_back({c, s});
@@ -476,19 +482,18 @@ class LoadDriver::Impl {
     const double ns_per_request = 1e9 / limits_.rate;
     for (;;) {
       if (issued_ >= limits_.max_ops || now_ns >= deadline_ns_) {
+        CountUnsent(ns_per_request);
         pacing_ = false;
         pace_timer_.cancel();
         return MaybeFinish();
       }
       const int64_t due_ns = start_ns_ + int64_t(double(issued_) * ns_per_request);
       if (due_ns > now_ns) {
-        pace_timer_.expires_at(SteadyClock::time_point(std::chrono::nanoseconds(due_ns)));
-        pace_timer_.async_wait([this](const asio::error_code& ec) {
-          if (!ec) Pace();
-        });
-        return;
+        starved_since_ns_ = kNotStarved;  // on schedule again
+        return WakeAt(due_ns);
       }
       if (free_slots_.empty()) {
+        starved_since_ns_ = std::min(starved_since_ns_, now_ns);
         // Every slot busy: the next reply calls again. None busy either:
         // every slot is done or lost, and nothing more can be sent.
         if (in_flight_ == 0) {
@@ -502,8 +507,43 @@ class LoadDriver::Impl {
       const uint64_t before = issued_;
       Issue(c, s, due_ns);
       if (issued_ == before) continue;  // the slot had nothing more to send
-      if (now_ns - due_ns > 1'000'000) ++result_.sent_late;
+      if (now_ns - due_ns > kLateSendNs) CountLate(due_ns, 1);
       Flush(*conns_[c]);
+    }
+  }
+
+  // Calls Pace when `due_ns` comes. Each reply calls Pace, so the timer is
+  // set again only when the due time changed: a timerfd_settime per reply
+  // was the open loop's largest cost at low rates.
+  void WakeAt(int64_t due_ns) {
+    if (timer_due_ns_ == due_ns) return;
+    timer_due_ns_ = due_ns;
+    pace_timer_.expires_at(SteadyClock::time_point(std::chrono::nanoseconds(due_ns)));
+    pace_timer_.async_wait([this](const asio::error_code& ec) {
+      if (ec) return;  // set again for another time, or the run ended
+      timer_due_ns_ = kNotArmed;
+      Pace();
+    });
+  }
+
+  // `n` requests due from `due_ns` on went out late (or never). They waited
+  // for a slot when every slot was busy before they were late; otherwise
+  // the client's thread was behind.
+  void CountLate(int64_t due_ns, uint64_t n) {
+    result_.sent_late += n;
+    if (starved_since_ns_ <= due_ns + kLateSendNs) result_.late_waiting_for_slot += n;
+  }
+
+  // The open loop stopped at the cap: requests due by then that never went
+  // out are late too (a client that fell far behind must not look on time).
+  void CountUnsent(double ns_per_request) {
+    if (issued_ >= limits_.max_ops) return;
+    result_.capped = true;
+    const double span = double(std::min(NowNs(), deadline_ns_) - start_ns_ - kLateSendNs);
+    if (span < 0) return;
+    const uint64_t due = std::min<uint64_t>(limits_.max_ops, uint64_t(span / ns_per_request) + 1);
+    if (due > issued_) {
+      CountLate(start_ns_ + int64_t(double(issued_) * ns_per_request), due - issued_);
     }
   }
 
@@ -586,7 +626,11 @@ class LoadDriver::Impl {
   RunResult result_;
   uint64_t issued_ = 0;
   uint64_t in_flight_ = 0;
-  bool pacing_ = false;                                // an open loop still sending
+  bool pacing_ = false;  // an open loop still sending
+  // Open loop: since when a request has been due with every slot busy
+  // (kNotStarved while the schedule is kept).
+  int64_t starved_since_ns_ = kNotStarved;
+  int64_t timer_due_ns_ = kNotArmed;  // when pace_timer_ calls Pace; kNotArmed: never
   std::vector<std::pair<size_t, size_t>> free_slots_;  // open loop: (conn, slot)
   int64_t start_ns_ = 0;
   int64_t deadline_ns_ = 0;

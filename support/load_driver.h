@@ -71,6 +71,10 @@ class Workload {
   }
 };
 
+// How far past its due time an open-loop request may go out before it is
+// late: a few scheduler ticks, and a tenth of the suite's p99 bound.
+inline constexpr std::chrono::milliseconds kLateSend{1};
+
 struct RunLimits {
   uint64_t max_ops = UINT64_MAX;  // requests sent at most
   // Wall-time budget, checked before each request is sent; requests in
@@ -93,12 +97,18 @@ struct RunResult {
   double wall_seconds = 0;
   double client_cpu_seconds = 0;  // CPU of the driving thread during the run
   bool capped = false;            // the cap stopped the run before its work ended
-  // Open-loop runs: requests that went out more than 1 ms after they were
-  // due, because every slot had a request in flight or the client's thread
-  // ran late (their latency counts the wait).
+  // Open-loop runs: requests that went out more than kLateSend after they
+  // were due (their latency counts the wait), or were due before the cap
+  // and never went out. Of those, `late_waiting_for_slot` waited because every
+  // slot had a request in flight since before they were late (the server's
+  // backlog, or a pool too small for the rate); the rest waited for the
+  // client's own thread, which fell behind its schedule.
   uint64_t sent_late = 0;
+  uint64_t late_waiting_for_slot = 0;
+  uint64_t slots = 0;  // slots of the connections open when the run began
   LatencyRecorder latency;
 
+  uint64_t late_on_client() const { return sent_late - late_waiting_for_slot; }
   uint64_t error_count() const;
   uint64_t errors_of(ErrorKind kind) const { return errors[static_cast<size_t>(kind)]; }
 };

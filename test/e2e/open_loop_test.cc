@@ -80,6 +80,8 @@ TEST(OpenLoopTest, LatencyCountsTheWaitForAFreeSlot) {
   const LatencySummary latency = run.latency.Summarize();
   EXPECT_GE(latency.max_us, 300'000.0 - 45'000.0);
   EXPECT_GE(run.sent_late, 8u);
+  EXPECT_EQ(run.slots, 1u);
+  EXPECT_LE(run.late_waiting_for_slot, run.sent_late);
   // A closed loop on the same slot sees only the holds themselves.
   RunLimits closed;
   closed.max_ops = 10;
@@ -87,6 +89,26 @@ TEST(OpenLoopTest, LatencyCountsTheWaitForAFreeSlot) {
   EXPECT_EQ(c.error_count(), 0u) << c.first_error;
   EXPECT_GE(c.latency.Summarize().max_us, 30'000.0);
   EXPECT_EQ(c.sent_late, 0u);
+}
+
+TEST(OpenLoopTest, RequestsStillDueAtTheCapAreLate) {
+  auto stack = StartStack();
+  ASSERT_NE(stack, nullptr);
+  // One slot held 200 ms by the first request; one request due every 10 ms
+  // and a cap of 100 ms: the ten due before the cap never all go out, and
+  // those that did not are late, not missing.
+  auto driver = stack->Connect(1, 1, milliseconds(10000));
+  ASSERT_OK(driver);
+  SameRequest wait(R"("op":"wait","since":0,"timeout_ms":200)");
+  RunLimits limits;
+  limits.rate = 100;
+  limits.max_ops = 50;
+  limits.cap = milliseconds(100);
+  const RunResult run = (*driver)->Run(wait, limits);
+  EXPECT_EQ(run.error_count(), 0u) << run.first_error;
+  EXPECT_LE(run.ops, 1u);
+  EXPECT_TRUE(run.capped);
+  EXPECT_GE(run.sent_late, 9u);
 }
 
 }  // namespace
