@@ -7,7 +7,10 @@
 //
 // Info: pushes_per_s, and for 16 devices ratio_to_one_device (against the
 // one-device case of the same store in this process). Deterministic: rows
-// per push. After the timed loop the change log must hold every row once.
+// the server applied per push (from its replies). Judged:
+// server_cpu_us_per_op, the CPU of the in-process server's threads per push.
+// After the timed loop the change log must hold every row once, and the
+// synced rows every pushed row with its value.
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -34,6 +37,18 @@ std::map<std::string, double>& OneDeviceRates() {
   return rates;
 }
 
+// Every row each device pushed (seqs[d] of them) is a synced row of "team"
+// with its value, and there is no other.
+Status CheckPushedRows(store::Store& store, const std::vector<uint64_t>& seqs) {
+  std::map<std::string, std::string> want;
+  for (size_t d = 0; d < seqs.size(); ++d) {
+    for (uint64_t seq = 1; seq <= seqs[d]; ++seq) {
+      want["device-" + std::to_string(d) + "-" + RowKey(seq)] = TaskRow(seq);
+    }
+  }
+  return CheckSyncRows(store, "team", want).status();
+}
+
 void BM_PushThroughput(benchmark::State& state, const std::string& kind, int devices) {
   auto stack = SyncStack::Open(state, kind);
   if (!stack) return;
@@ -49,9 +64,10 @@ void BM_PushThroughput(benchmark::State& state, const std::string& kind, int dev
   // Pushes per device per iteration: enough that thread start-up is small.
   const int per_device = std::max(4, 64 / devices);
   std::vector<uint64_t> seqs(static_cast<size_t>(devices), 0);
-  std::atomic<uint64_t> failures{0};
+  std::atomic<uint64_t> failures{0}, applied{0};
   uint64_t total = 0;
   double seconds = 0;
+  const double server_cpu_before = stack->ServerCpuSeconds();
   for (auto _ : state) {
     const auto start = SteadyClock::now();
     std::vector<std::thread> threads;
@@ -70,7 +86,11 @@ void BM_PushThroughput(benchmark::State& state, const std::string& kind, int dev
                                    {"group", "team"},
                                    {"value", doc::Value::parse(TaskRow(seq))}}}}};
           auto reply = clients[static_cast<size_t>(d)]->CallSync(request);
-          if (!reply.ok() || (*reply)["applied"] != 1) failures.fetch_add(1);
+          if (!reply.ok()) {
+            failures.fetch_add(1);
+            continue;
+          }
+          applied.fetch_add(reply->value("applied", uint64_t{0}));
         }
       });
     }
@@ -78,13 +98,19 @@ void BM_PushThroughput(benchmark::State& state, const std::string& kind, int dev
     seconds += std::chrono::duration<double>(SteadyClock::now() - start).count();
     total += static_cast<uint64_t>(devices * per_device);
   }
+  const double server_cpu = stack->ServerCpuSeconds() - server_cpu_before;
   if (failures.load() > 0) return state.SkipWithError("a push failed");
+  if (applied.load() != total) return state.SkipWithError("a push did not apply its row");
   auto log = stack->store().LastSyncId();
   if (!log.ok() || *log != total) return state.SkipWithError("the log does not hold every push");
+  if (Status s = CheckPushedRows(stack->store(), seqs); !s.ok()) {
+    return state.SkipWithError(s.ToString().c_str());
+  }
   state.SetItemsProcessed(static_cast<int64_t>(total));
   const double rate = double(total) / seconds;
   SetInfo(state, "pushes_per_s", rate);
-  SetDeterministic(state, "rows_per_push", 1);
+  SetDeterministic(state, "rows_per_push", double(applied.load()) / double(total));
+  ReportServerCpu(state, server_cpu, total);
   if (devices == 1) {
     OneDeviceRates()[kind] = rate;
   } else if (auto one = OneDeviceRates().find(kind); one != OneDeviceRates().end()) {

@@ -13,10 +13,13 @@
 // answered changed: true with the push's cursor.
 //
 // The server runs as a separate process so N connections fit the descriptor
-// limit on each side and its memory is its own. Deterministic: SQL
-// statements the server's store ran to open the waits, while holding them,
-// and to wake them (read from the `stats` op). Info: server memory per held
-// wait (resident set of skiffd, connection and session included) and per
+// limit on each side and its memory and CPU are its own. Deterministic: the
+// waits the server reports held before each write, and SQL statements the
+// server's store ran to open the waits, while holding them, and to wake
+// them (all read from the `stats` op). Judged: server_cpu_us_per_op (skiffd's
+// CPU from the write until every wait answered, per write) and
+// server_rss_mib (skiffd's resident set while it holds every wait). Info:
+// server memory per held wait (connection and session included) and per
 // wait alone.
 #include <chrono>
 #include <cstdio>
@@ -30,6 +33,7 @@
 
 #include "support/bench_options.h"
 #include "support/counters.h"
+#include "support/process.h"
 #include "support/skiffd_process.h"
 #include "support/temp_dir.h"
 #include "support/ws_fleet.h"
@@ -152,8 +156,8 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
   auto first = (*writer)->CallSync(next_push());
   if (!first.ok()) return state.SkipWithError(first.status().ToString().c_str());
 
-  uint64_t opens = 0, holding = 0, waking = 0, iterations = 0;
-  double rss_held = 0;
+  uint64_t opens = 0, holding = 0, waking = 0, held_total = 0, iterations = 0;
+  double rss_held = 0, server_cpu = 0;
   for (auto _ : state) {
     pulls = waits = changed = wrong_cursor = 0;
     auto before = Stats(**writer);
@@ -191,10 +195,12 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
     // Timed: one write that concerns every device, until every wait answered.
     doc::Value push = next_push();
     wake_cursor = (*held)["sync"]["cursor"].get<uint64_t>() + 1;
+    const double server_cpu_before = ProcessThreadsCpuSeconds(skiffd.pid());
     const auto start = SteadyClock::now();
     std::future<client::Reply> pushed = (*writer)->Call(push);
     const bool all = fleet.RunUntil([&] { return waits + failed >= n; }, std::chrono::seconds(60));
     const auto elapsed = SteadyClock::now() - start;
+    server_cpu += ProcessThreadsCpuSeconds(skiffd.pid()) - server_cpu_before;
     state.SetIterationTime(std::chrono::duration<double>(elapsed).count());
     client::Reply push_reply = pushed.get();
     if (!push_reply.ok()) return state.SkipWithError(push_reply.status().ToString().c_str());
@@ -205,16 +211,20 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
         (*push_reply)["cursor"].get<uint64_t>() != wake_cursor) {
       return state.SkipWithError("a wait answered without the write's change");
     }
+    held_total += (*held)["sync"]["waits_held"].get<uint64_t>();
     opens += StatementsOf(*held) - StatementsOf(*before);
     holding += StatementsOf(*still) - StatementsOf(*held);
     waking += StatementsOf(*after) - StatementsOf(*still);
     ++iterations;
   }
+  if (iterations == 0) return state.SkipWithError("no write ran");
   const double dn = double(n), di = double(iterations);
-  SetDeterministic(state, "waits_held", dn);
+  SetDeterministic(state, "waits_held", double(held_total) / di);
   SetDeterministic(state, "statements_to_open_per_waiter", double(opens) / di / dn);
   SetDeterministic(state, "statements_while_holding", double(holding) / di);
   SetDeterministic(state, "statements_to_wake", double(waking) / di);
+  SetJudged(state, "server_cpu_us_per_op", 1e6 * server_cpu / di);
+  SetJudged(state, "server_rss_mib", rss_held / (1024.0 * 1024.0));
   SetInfo(state, "server_kb_per_held_wait", (rss_held - rss_start) / dn / 1024.0);
   SetInfo(state, "server_kb_per_wait_alone", (rss_held - rss_logged_in) / dn / 1024.0);
   SetInfo(state, "server_mb_held", (rss_held - rss_start) / (1024.0 * 1024.0));

@@ -7,9 +7,12 @@
 //   BM_PushOne:     a later push of one row by the same device.
 //
 // Statements are counted by the store as it sends them (deterministic);
-// requests go one at a time, so no two share a transaction. After the timed
-// loop each case checks that every write landed (pull or get).
+// requests go one at a time, so no two share a transaction. Judged:
+// server_cpu_us_per_op, the CPU of the in-process server's threads per
+// write. After the timed loop each case reads every write back from the
+// store: each document, or each synced row, with its value.
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -65,10 +68,31 @@ doc::Value PushOf(const std::string& device, uint64_t seq, uint64_t row) {
              {"value", doc::Value::parse(TaskRow(row))}}}}};
 }
 
+// The table "docs" holds exactly documents RowKey(j) = TaskRow(j), j < n,
+// read back page by page in key order.
+Status CheckDocs(store::Store& store, uint64_t n) {
+  uint64_t j = 0;
+  std::string from;
+  for (;;) {
+    SKIFF_ASSIGN_OR_RETURN(store::ScanPage page, store.Scan("docs", from, store::kMaxScanLimit));
+    for (const store::KeyValue& kv : page.items) {
+      if (j >= n || kv.key != RowKey(j) || !SameDocument(kv.value, TaskRow(j))) {
+        return Internal("write " + std::to_string(j) + " does not read back: " + kv.key);
+      }
+      ++j;
+    }
+    if (!page.next) break;
+    from = *page.next;
+  }
+  if (j != n) return Internal(std::to_string(n - j) + " writes are missing from the store");
+  return Status::Ok();
+}
+
 void BM_ServerWrite(benchmark::State& state, const std::string& kind) {
   Setup s = Prepare(state, kind);
   if (!s.stack) return;
   const auto before = s.stack->store().counters();
+  const double server_cpu_before = s.stack->ServerCpuSeconds();
   LatencyRecorder latency;
   uint64_t i = 0;
   for (auto _ : state) {
@@ -83,10 +107,13 @@ void BM_ServerWrite(benchmark::State& state, const std::string& kind) {
     ++i;
   }
   const auto after = s.stack->store().counters();
-  auto back = s.stack->store().Get("docs", RowKey(i - 1));
-  if (!back.ok() || !back->has_value()) return state.SkipWithError("last write not in the store");
+  const double server_cpu = s.stack->ServerCpuSeconds() - server_cpu_before;
+  if (Status checked = CheckDocs(s.stack->store(), i); !checked.ok()) {
+    return state.SkipWithError(checked.ToString().c_str());
+  }
   SetDeterministic(state, "statements_per_write",
                    double(after.statements - before.statements) / double(i));
+  ReportServerCpu(state, server_cpu, i);
   latency.Report(state);
   state.SetItemsProcessed(static_cast<int64_t>(i));
 }
@@ -102,6 +129,7 @@ void BM_Push(benchmark::State& state, const std::string& kind, bool first) {
     if (!warm.ok()) return state.SkipWithError(warm.status().ToString().c_str());
   }
   const auto before = s.stack->store().counters();
+  const double server_cpu_before = s.stack->ServerCpuSeconds();
   LatencyRecorder latency;
   uint64_t pushes = 0, applied = 0, cursor = 0;
   for (auto _ : state) {
@@ -116,14 +144,21 @@ void BM_Push(benchmark::State& state, const std::string& kind, bool first) {
     ++pushes;
   }
   const auto after = s.stack->store().counters();
+  const double server_cpu = s.stack->ServerCpuSeconds() - server_cpu_before;
   if (applied != pushes) return state.SkipWithError("a push did not apply its row");
   // Each row got its own sync id: the cursor counts every row pushed.
   auto log = s.stack->store().LastSyncId();
   if (cursor != row || !log.ok() || *log != row) {
     return state.SkipWithError("the change log does not hold every pushed row");
   }
+  std::map<std::string, std::string> want;
+  for (uint64_t r = 0; r < row; ++r) want[RowKey(r)] = TaskRow(r);
+  if (auto synced = CheckSyncRows(s.stack->store(), "team", want); !synced.ok()) {
+    return state.SkipWithError(synced.status().ToString().c_str());
+  }
   SetDeterministic(state, first ? "statements_per_first_push" : "statements_per_push",
                    double(after.statements - before.statements) / double(pushes));
+  ReportServerCpu(state, server_cpu, pushes);
   latency.Report(state);
   state.SetItemsProcessed(static_cast<int64_t>(pushes));
 }

@@ -187,9 +187,10 @@ double GeoSession::DistanceTolerance() const {
   return std::max(t.dist_m + t.dist_rel * kBoxM, 1e-3);
 }
 
-Status GeoSession::CheckMoved(const std::vector<uint64_t>& ids) {
+Result<size_t> GeoSession::CheckMoved(const std::vector<uint64_t>& ids) {
   const double tolerance = DistanceTolerance();
   std::vector<GeoHit> hits;
+  size_t found_at_new = 0;
   for (uint64_t id : ids) {
     const GeoPoint& now = places_[id - 1];
     const GeoPoint& first = workload_.points()[id - 1];
@@ -199,6 +200,7 @@ Status GeoSession::CheckMoved(const std::vector<uint64_t>& ids) {
       return h.id == id && h.dist_m <= tolerance;
     });
     if (!found) return Internal("id " + std::to_string(id) + " is not found at its new place");
+    ++found_at_new;
     const double moved_m = GreatCircleM(first.lat, first.lon, now.lat, now.lon);
     if (moved_m <= 2 * tolerance) continue;
     GeoSearch at_old{first.lat, first.lon, 10, kBoxM};
@@ -209,7 +211,7 @@ Status GeoSession::CheckMoved(const std::vector<uint64_t>& ids) {
       }
     }
   }
-  return Status::Ok();
+  return found_at_new;
 }
 
 std::vector<uint64_t> GeoSession::SustainedMovedIds(size_t n) const {

@@ -77,7 +77,9 @@ class GeoSession {
 
   // Each of `ids` is found at its current place, and not at its first place
   // any more (unless it moved back within the target's distance error).
-  Status CheckMoved(const std::vector<uint64_t>& ids);
+  // Returns how many were found at their current place (all of them; the
+  // first that is not is an error).
+  Result<size_t> CheckMoved(const std::vector<uint64_t>& ids);
 
   // Ids moved by SustainedMoves so far, smallest first, at most `n`.
   std::vector<uint64_t> SustainedMovedIds(size_t n) const;

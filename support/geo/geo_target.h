@@ -12,7 +12,7 @@
 // semantics.
 //
 // A target and its connections are used from one thread each; ServerCpu()
-// may be called while connections run.
+// and ServerRssBytes() may be called while connections run.
 #ifndef SKIFF_SUPPORT_GEO_GEO_TARGET_H_
 #define SKIFF_SUPPORT_GEO_GEO_TARGET_H_
 
@@ -61,6 +61,10 @@ class GeoTarget {
   // process, or the backends serving this target's connections). For an
   // in-process target, this whole process.
   virtual double ServerCpu() = 0;
+  // Resident set in bytes of the one process that answers, when the target
+  // has one of its own (a peer or skiffd child process); -1 otherwise (in
+  // this process, or one backend per connection).
+  virtual int64_t ServerRssBytes() { return -1; }
 };
 
 }  // namespace skiff::bench::geo

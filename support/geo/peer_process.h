@@ -41,6 +41,8 @@ class PeerProcess {
   uint16_t port() const { return port_; }
   pid_t pid() const { return child_.pid(); }
   double CpuSeconds() const { return child_.CpuSeconds(); }
+  // The peer's resident set in bytes; -1 once it is gone.
+  int64_t ResidentBytes() const { return support::ResidentBytes(child_.pid()); }
 
  private:
   PeerProcess() = default;

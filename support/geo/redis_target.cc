@@ -207,6 +207,7 @@ class RedisTarget final : public GeoTarget {
   }
 
   double ServerCpu() override { return peer_ ? peer_->CpuSeconds() : 0; }
+  int64_t ServerRssBytes() override { return peer_ ? peer_->ResidentBytes() : -1; }
 
  private:
   std::string binary_;

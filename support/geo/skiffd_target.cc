@@ -26,6 +26,7 @@
 #include "support/geo/geo_peers.h"
 #include "support/load_driver.h"
 #include "support/postgres.h"
+#include "support/process.h"
 #include "support/stack.h"
 
 namespace skiff::bench::geo {
@@ -243,9 +244,11 @@ class SkiffdTarget final : public GeoTarget {
         new SkiffdConnection(std::move(driver), GetGeoOptions().near_columns));
   }
 
+  // The points the index holds: a document it could not index (no valid
+  // position) is no point, and counting it would hide a lost one.
   Result<uint64_t> Count() override {
     SKIFF_ASSIGN_OR_RETURN(doc::Value geo, GeoStats());
-    return geo.at("points").get<uint64_t>() + geo.at("unindexed").get<uint64_t>();
+    return geo.at("points").get<uint64_t>();
   }
 
   // The index's own bytes (the documents themselves are the store's).
@@ -255,6 +258,9 @@ class SkiffdTarget final : public GeoTarget {
   }
 
   double ServerCpu() override { return stack_ ? stack_->ServerCpuSeconds().value_or(0) : 0; }
+  int64_t ServerRssBytes() override {
+    return stack_ && stack_->pid() > 0 ? support::ResidentBytes(stack_->pid()) : -1;
+  }
 
  private:
   // An SDK client for the stats op.
