@@ -62,7 +62,7 @@ jobs_guarded=$(grep -c "if: github.event_name == 'workflow_dispatch' || !contain
 check 2 "$jobs_guarded" "jobs that skip pre-release tags"
 
 # The PostgreSQL job's filter selects the cases that name postgres as a
-# segment, and nothing else.
+# segment, cluster mode's family, and nothing else.
 filter=$(grep -o -- "--filter '[^']*'" "$workflow" | sed "s/--filter '\(.*\)'/\1/")
 [[ -n "$filter" ]] || fail "the PostgreSQL job has no --filter"
 for name in BM_WriteOne/postgres/real_time get-hot/sequential/postgres/commit BM_PushOne/postgres; do
@@ -72,6 +72,12 @@ for name in BM_WriteOne/sqlite/real_time BM_MemoryTimeline/sqlite/policy:none BM
   get-hot/sequential/memory/commit; do
   if grep -Eq -- "$filter" <<<"$name"; then fail "the PostgreSQL job runs $name"; fi
 done
-echo "release_bench_test: ok: the PostgreSQL job runs only cases on postgres ($filter)"
+# Cluster mode's family names no store in its cases: the filter selects it
+# by its family name (the suite's --filter matches family names first).
+grep -Eq -- "$filter" <<<"cluster_bench" || fail "the PostgreSQL job leaves out cluster_bench"
+for family in store_bench kv_bench memory_bench; do
+  if grep -Eq -- "$filter" <<<"$family"; then fail "the PostgreSQL job runs all of $family"; fi
+done
+echo "release_bench_test: ok: the PostgreSQL job runs only cases on postgres and cluster_bench ($filter)"
 grep -q -- '--budget-minutes "$BUDGET_MINUTES"' "$workflow" || fail "a job runs without a time budget"
 echo "release_bench_test: PASS"

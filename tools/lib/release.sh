@@ -1,6 +1,7 @@
-# Functions of tools/release-bench that tests call on their own
-# (test/tools/release_bench_test.sh): which tag is the base, and how many
-# rounds fit the time left. Sourced; defines functions only.
+# Functions of tools/release-bench (and tools/drill) that tests call on their
+# own (test/tools/release_bench_test.sh): which tag is the base, how many
+# rounds fit the time left, and how a tree is built for measuring. Sourced;
+# defines functions only.
 
 # The previous final release of commit $2 in repository $1: the newest tag
 # vMAJOR.MINOR.PATCH (no pre-release suffix such as -rc1) reachable from it
@@ -27,4 +28,14 @@ fit_rounds() {
   ((more > wanted)) && more=$wanted
   ((more < done)) && more=$done
   echo "$more"
+}
+
+# Configures and builds source tree $1 into $1/build as the release
+# comparison measures it (Release, benchmarks, no tests), with $2 jobs,
+# logging to $3. Incremental when $1/build exists. Fails when either fails.
+build_tree() {
+  local src=$1 jobs=$2 log=$3
+  cmake -S "$src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSKIFF_BUILD_TESTS=OFF -DSKIFF_BUILD_BENCH=ON -DSKIFF_CHECK_HEADERS=OFF >"$log" 2>&1 &&
+    cmake --build "$src/build" -j "$jobs" >>"$log" 2>&1
 }
