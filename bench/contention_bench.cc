@@ -74,8 +74,8 @@ void AddCounter(ScenarioContext& ctx) {
   auto reply = ctx.CallOk(*driver, get, "final read");
   if (!reply) return;
   if (adds.highest() != adds.acked()) {
-    return ctx.Fail("adds replied values up to " + std::to_string(adds.highest()) + " for " +
-                    std::to_string(adds.acked()) + " acknowledged adds");
+    return ctx.Fail("lost update: adds replied values up to " + std::to_string(adds.highest()) +
+                    " for " + std::to_string(adds.acked()) + " acknowledged adds");
   }
   const std::string want = "{\"n\":" + std::to_string(adds.acked()) + "}";
   if (!SameJson(LastReplyMember(*reply, "value"), want)) {
