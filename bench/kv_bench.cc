@@ -351,6 +351,22 @@ void Sustainable(ScenarioContext& ctx, LoadDriver& driver, Workload& work) {
     return ctx.Fail("the rates are not monotonic: " + search.inversion +
                     ", and failed again; no rate is claimed");
   }
+  // Every open-loop probe that did not hold was void: the client, not the
+  // server, could not keep the schedule, so this machine cannot measure
+  // the rate. That is no sustainable rate to claim, and no failure of the
+  // server either: the case is skipped, saying so.
+  const bool only_void = std::none_of(
+      search.probes.begin(), search.probes.end(),
+      [](const RateProbe& p) { return p.target > 0 && p.verdict == ProbeVerdict::kFailed; });
+  if (search.sustainable <= 0 && only_void && search.void_probes > 0) {
+    char why[300];
+    std::snprintf(why, sizeof why,
+                  "skipped: the client could not keep the schedule (%d void probes, none failed; "
+                  "client limit %.0f/s): no sustainable rate can be measured here; see stderr",
+                  search.void_probes, search.client_limit);
+    ctx.Fail(why);
+    return;
+  }
   if (search.sustainable <= 0) {
     char why[300];
     std::snprintf(why, sizeof why,

@@ -253,6 +253,10 @@ void RegisterScenario(ScenarioSpec spec) {
       so.store = store;
       so.durability = o.durability;
       so.server = o.server;
+      // Beside the Bun peer (a child process) skiffd runs as a child too,
+      // so the ratio compares two servers set up alike; a child serves the
+      // stores a file or a database holds.
+      if (shared->peer && !o.bun.empty() && store != "memory") so.server = "child";
       so.skiffd = o.skiffd;
       so.child_flags = o.skiffd_args;
       so.drop_one_add_in = o.drop_one_add_in;
