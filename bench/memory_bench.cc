@@ -318,6 +318,23 @@ class Timeline {
       }
       std::this_thread::sleep_until(std::min(idle_end_at, Clock::now() + seconds(1)));
     }
+    // On a loaded machine the sweeper may still be moving documents when
+    // the idle period ends: the verdict is about what the policy does, not
+    // how fast, so wait (bounded) until its tier holds every document, then
+    // a second more for the resident set to follow.
+    if (policy_.pack || policy_.evict) {
+      const char* tier = policy_.evict ? "evicted" : "packed";
+      const auto settle_by = Clock::now() + seconds(120);
+      while (Clock::now() < settle_by) {
+        Result<doc::Value> stats = c->Stats();
+        if (stats.ok() && stats->contains("tiers") &&
+            (*stats)["tiers"][tier]["documents"].get<int64_t>() >= int64_t(scale_.documents)) {
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      }
+      std::this_thread::sleep_for(seconds(1));
+    }
     const double idle_end = sampler.Elapsed();
     // The counts the verdict reads, taken at the end of the idle period.
     doc::Value last_tiers = doc::Value::object();
