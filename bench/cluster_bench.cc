@@ -411,8 +411,12 @@ void BM_ClusterWake(benchmark::State& state) {
     if (!before.ok()) return Fail(state, "reading stats", before.status());
     const auto start = SteadyClock::now();
     for (int round = 1; round <= kRounds; ++round) {
-      std::future<client::Reply> held =
-          (*waiter)->Call({{"op", "wait"}, {"since", cursor}, {"timeout_ms", 30000}});
+      // Shared: an early return leaves the wait's callback still to run.
+      auto wait_done = std::make_shared<std::promise<Result<client::WaitReply>>>();
+      std::future<Result<client::WaitReply>> held = wait_done->get_future();
+      (*waiter)->Wait({cursor, milliseconds(30000)}, [wait_done](Result<client::WaitReply> r) {
+        wait_done->set_value(std::move(r));
+      });
       // Held on A before the push (else it would be answered at once and
       // time nothing).
       for (;;) {
@@ -422,21 +426,17 @@ void BM_ClusterWake(benchmark::State& state) {
         std::this_thread::sleep_for(milliseconds(1));
       }
       const auto pushed = SteadyClock::now();
-      client::Reply push = (*pusher)->CallSync({{"op", "push"},
-                                                {"device", "bench-device"},
-                                                {"changes",
-                                                 {{{"seq", round},
-                                                   {"table", "tasks"},
-                                                   {"key", "t" + std::to_string(round)},
-                                                   {"group", "team"},
-                                                   {"value", {{"n", round}}}}}}});
+      const client::SyncChange change{static_cast<uint64_t>(round),
+                                      {"team", "tasks", "t" + std::to_string(round)},
+                                      "{\"n\":" + std::to_string(round) + "}"};
+      Result<client::PushReply> push = (*pusher)->Push({"bench-device", {&change, 1}});
       if (!push.ok()) return Fail(state, "a push", push.status());
-      client::Reply woken = held.get();
-      if (!woken.ok() || woken->at("changed") != true) {
+      Result<client::WaitReply> woken = held.get();
+      if (!woken.ok() || !woken->changed) {
         return state.SkipWithError("the wait was not woken by the push through the other instance");
       }
       wake.Record(SteadyClock::now() - pushed);
-      cursor = woken->at("cursor").get<uint64_t>();
+      cursor = woken->cursor;
     }
     state.SetIterationTime(std::chrono::duration<double>(SteadyClock::now() - start).count());
     auto after = (*pusher)->Stats();

@@ -32,7 +32,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "server/internal/geo_index.h"
+#include "geo/geo_index.h"
 #include "support/bench_options.h"
 #include "support/bench_registry.h"
 #include "support/counters.h"
@@ -277,9 +277,9 @@ void BM_GeoPhase(benchmark::State& state, const Peer& peer, Phase phase) {
 
 // --- skiffd's index in this process -------------------------------------
 
-using server::internal::GeoHit;
-using server::internal::GeoIndex;
-using server::internal::GeoQuery;
+using skiff::geo::GeoHit;
+using skiff::geo::GeoIndex;
+using skiff::geo::GeoQuery;
 
 GeoQuery AsQuery(const geo::GeoSearch& s) {
   GeoQuery q;
@@ -383,7 +383,7 @@ void BM_GeoIndexBuild(benchmark::State& state) {
   std::unique_ptr<geo::GeoWorkload> own;
   if (n != Workload().points().size()) own = std::make_unique<geo::GeoWorkload>(n, 5);
   const geo::GeoWorkload& big = own ? *own : Workload();
-  std::vector<server::internal::GeoEntry> entries;
+  std::vector<skiff::geo::GeoEntry> entries;
   entries.reserve(n);
   for (const geo::GeoPoint& p : big.points())
     entries.push_back({std::to_string(p.id), p.lat, p.lon});

@@ -77,20 +77,14 @@ void BM_PushThroughput(benchmark::State& state, const std::string& kind, int dev
         const std::string device = "device-" + std::to_string(d);
         for (int i = 0; i < per_device; ++i) {
           ++seq;
-          doc::Value request = {{"op", "push"},
-                                {"device", device},
-                                {"changes",
-                                 {{{"seq", seq},
-                                   {"table", "tasks"},
-                                   {"key", device + "-" + RowKey(seq)},
-                                   {"group", "team"},
-                                   {"value", doc::Value::parse(TaskRow(seq))}}}}};
-          auto reply = clients[static_cast<size_t>(d)]->CallSync(request);
+          const client::SyncChange change{
+              seq, {"team", "tasks", device + "-" + RowKey(seq)}, SortedTaskRow(seq)};
+          auto reply = clients[static_cast<size_t>(d)]->Push({device, {&change, 1}});
           if (!reply.ok()) {
             failures.fetch_add(1);
             continue;
           }
-          applied.fetch_add(reply->value("applied", uint64_t{0}));
+          applied.fetch_add(reply->applied);
         }
       });
     }

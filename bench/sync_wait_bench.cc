@@ -24,9 +24,11 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -108,17 +110,25 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
     if (id == 1) {
       ++logins;
     } else if (id == 2) {
-      // The wait opens at the cursor this pull just returned.
-      cursors[i] = reply.value("cursor", uint64_t{0});
-      ++pulls;
-      if (!fleet_ptr->Send(i, "{\"id\":3,\"op\":\"wait\",\"since\":" + std::to_string(cursors[i]) +
-                                  ",\"timeout_ms\":60000}")) {
+      Result<client::PullReply> pulled = client::DecodePullReply(reply);
+      if (!pulled.ok()) {
         ++failed;
+        return;
       }
+      // The wait opens at the cursor this pull just returned.
+      cursors[i] = pulled->cursor;
+      ++pulls;
+      const client::WaitRequest wait{cursors[i], std::chrono::milliseconds(60000)};
+      if (!fleet_ptr->Send(i, client::EncodeRequest(wait, 3))) ++failed;
     } else if (id == 3) {
+      Result<client::WaitReply> woken = client::DecodeWaitReply(reply);
+      if (!woken.ok()) {
+        ++failed;
+        return;
+      }
       ++waits;
-      if (reply.value("changed", false)) ++changed;
-      if (reply.value("cursor", uint64_t{0}) != wake_cursor) ++wrong_cursor;
+      if (woken->changed) ++changed;
+      if (woken->cursor != wake_cursor) ++wrong_cursor;
     }
   });
   fleet_ptr = &fleet;
@@ -141,19 +151,13 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
   // The writer's device pushes once before any wait: its first push reads
   // the device's record, which is not part of waking anyone.
   uint64_t row = 0;
-  // The writer's push of its next row, which every device's wait concerns.
-  auto next_push = [&row] {
+  // The writer's change of its next row, which every device's wait concerns.
+  auto next_change = [&row] {
     ++row;
-    return doc::Value{{"op", "push"},
-                      {"device", "writer-device"},
-                      {"changes",
-                       {{{"seq", row},
-                         {"table", "tasks"},
-                         {"key", RowKey(row)},
-                         {"group", "g"},
-                         {"value", doc::Value::parse(TaskRow(row))}}}}};
+    return client::SyncChange{row, {"g", "tasks", RowKey(row)}, SortedTaskRow(row)};
   };
-  auto first = (*writer)->CallSync(next_push());
+  const client::SyncChange first_change = next_change();
+  auto first = (*writer)->Push({"writer-device", {&first_change, 1}});
   if (!first.ok()) return state.SkipWithError(first.status().ToString().c_str());
 
   uint64_t opens = 0, holding = 0, waking = 0, held_total = 0, iterations = 0;
@@ -163,8 +167,7 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
     auto before = Stats(**writer);
     if (!before.ok()) return state.SkipWithError(before.status().ToString().c_str());
     for (size_t i = 0; i < n; ++i) {
-      std::string pull =
-          "{\"id\":2,\"op\":\"pull\",\"since\":" + std::to_string(cursors[i]) + ",\"limit\":1000}";
+      const std::string pull = client::EncodeRequest(client::PullRequest{cursors[i], 1000}, 2);
       if (!fleet.Send(i, pull)) return state.SkipWithError("pull send failed");
     }
     if (!fleet.RunUntil([&] { return pulls + failed >= n; }, std::chrono::seconds(120)) ||
@@ -193,22 +196,25 @@ void BM_HeldWaits(benchmark::State& state, size_t n) {
     if (waits > 0) return state.SkipWithError("a wait answered before the write: nothing held");
 
     // Timed: one write that concerns every device, until every wait answered.
-    doc::Value push = next_push();
+    const client::SyncChange change = next_change();
     wake_cursor = (*held)["sync"]["cursor"].get<uint64_t>() + 1;
     const double server_cpu_before = ProcessThreadsCpuSeconds(skiffd.pid());
     const auto start = SteadyClock::now();
-    std::future<client::Reply> pushed = (*writer)->Call(push);
+    std::promise<Result<client::PushReply>> push_done;
+    std::future<Result<client::PushReply>> pushed = push_done.get_future();
+    (*writer)->Push({"writer-device", {&change, 1}}, [&push_done](Result<client::PushReply> r) {
+      push_done.set_value(std::move(r));
+    });
     const bool all = fleet.RunUntil([&] { return waits + failed >= n; }, std::chrono::seconds(60));
     const auto elapsed = SteadyClock::now() - start;
     server_cpu += ProcessThreadsCpuSeconds(skiffd.pid()) - server_cpu_before;
     state.SetIterationTime(std::chrono::duration<double>(elapsed).count());
-    client::Reply push_reply = pushed.get();
+    Result<client::PushReply> push_reply = pushed.get();
     if (!push_reply.ok()) return state.SkipWithError(push_reply.status().ToString().c_str());
     if (!all || failed > 0) return state.SkipWithError("not every wait answered the write");
     auto after = Stats(**writer);
     if (!after.ok()) return state.SkipWithError(after.status().ToString().c_str());
-    if (changed != n || wrong_cursor != 0 ||
-        (*push_reply)["cursor"].get<uint64_t>() != wake_cursor) {
+    if (changed != n || wrong_cursor != 0 || push_reply->cursor != wake_cursor) {
       return state.SkipWithError("a wait answered without the write's change");
     }
     held_total += (*held)["sync"]["waits_held"].get<uint64_t>();

@@ -57,15 +57,8 @@ Setup Prepare(benchmark::State& state, const std::string& kind) {
   return s;
 }
 
-doc::Value PushOf(const std::string& device, uint64_t seq, uint64_t row) {
-  return {{"op", "push"},
-          {"device", device},
-          {"changes",
-           {{{"seq", seq},
-             {"table", "tasks"},
-             {"key", RowKey(row)},
-             {"group", "team"},
-             {"value", doc::Value::parse(TaskRow(row))}}}}};
+client::SyncChange ChangeOf(uint64_t seq, uint64_t row) {
+  return {seq, {"team", "tasks", RowKey(row)}, SortedTaskRow(row)};
 }
 
 // The table "docs" holds exactly documents RowKey(j) = TaskRow(j), j < n,
@@ -125,7 +118,8 @@ void BM_Push(benchmark::State& state, const std::string& kind, bool first) {
   if (!s.stack) return;
   uint64_t seq = 0, row = 0;
   if (!first) {
-    auto warm = s.client->CallSync(PushOf("steady", ++seq, row++));
+    const client::SyncChange change = ChangeOf(++seq, row++);
+    auto warm = s.client->Push({"steady", {&change, 1}});
     if (!warm.ok()) return state.SkipWithError(warm.status().ToString().c_str());
   }
   const auto before = s.stack->store().counters();
@@ -133,14 +127,14 @@ void BM_Push(benchmark::State& state, const std::string& kind, bool first) {
   LatencyRecorder latency;
   uint64_t pushes = 0, applied = 0, cursor = 0;
   for (auto _ : state) {
-    doc::Value request = first ? PushOf("device-" + std::to_string(pushes), 1, row++)
-                               : PushOf("steady", ++seq, row++);
+    const std::string device = first ? "device-" + std::to_string(pushes) : "steady";
+    const client::SyncChange change = first ? ChangeOf(1, row++) : ChangeOf(++seq, row++);
     const auto start = SteadyClock::now();
-    auto reply = s.client->CallSync(request);
+    auto reply = s.client->Push({device, {&change, 1}});
     latency.Record(SteadyClock::now() - start);
     if (!reply.ok()) return state.SkipWithError(reply.status().ToString().c_str());
-    applied += (*reply)["applied"].get<uint64_t>();
-    cursor = (*reply)["cursor"].get<uint64_t>();
+    applied += reply->applied;
+    cursor = reply->cursor;
     ++pushes;
   }
   const auto after = s.stack->store().counters();

@@ -8,6 +8,7 @@
 #include "server/server.h"
 #include "server/users.h"
 #include "support/e2e_options.h"
+#include "support/losing_add_handler.h"
 #include "support/process.h"
 #include "support/test_store.h"
 
@@ -73,11 +74,16 @@ class Stack::Impl {
     so.port = 0;
     so.io_threads = options_.io_threads;
     so.durability = *durability;
-    auto started = server::Server::Start(so, store_->store(), clock_);
+    // The lost update the verdict test needs; never in a measured run.
+    server::Server::HandlerWrap wrap;
+    if (const uint32_t n = options_.drop_one_add_in; n > 0) {
+      wrap = [n](server::internal::ListenerHandler& handler) {
+        return std::make_unique<LosingAddHandler>(handler, n);
+      };
+    }
+    auto started = server::Server::Start(so, store_->store(), clock_, std::move(wrap));
     if (!started.ok()) return started.status();
     server_ = std::move(*started);
-    // The test seam the verdict test uses; never set in a measured run.
-    if (options_.drop_one_add_in > 0) server_->LoseOneAddInForTesting(options_.drop_one_add_in);
     port_ = server_->port();
     where_ = "in-process";
     return Status::Ok();

@@ -61,6 +61,10 @@ class Client::Impl {
                   std::move(text));
   }
 
+  void Send(std::string body, ReplyCallback done, internal::TextCallback text) {
+    Pick().Submit(std::move(body), std::move(done), std::move(text));
+  }
+
   WireCounters wire_counters() const {
     WireCounters c;
     c.frames_sent = tally_.frames_sent.load(std::memory_order_relaxed);
@@ -240,6 +244,10 @@ Result<Page> Client::All(std::string_view table, std::string_view after, size_t 
 }
 
 Result<doc::Value> Client::Stats() { return CallSync({{"op", "stats"}}); }
+
+void Client::Send(std::string body, ReplyCallback done, std::function<void(std::string)> text) {
+  impl_->Send(std::move(body), std::move(done), std::move(text));
+}
 
 WireCounters Client::wire_counters() const { return impl_->wire_counters(); }
 

@@ -25,6 +25,7 @@
 
 #include "base/status.h"
 #include "client/client_options.h"
+#include "client/sync_messages.h"
 #include "doc/document.h"
 
 namespace skiff::client {
@@ -99,6 +100,23 @@ class Client {
   Result<Page> All(std::string_view table, std::string_view after = {}, size_t limit = 0);
   Result<doc::Value> Stats();
 
+  // The sync ops (docs/protocol.md), written and read by sync_messages.h.
+  // The blocking forms return the reply, the server's error (forbidden,
+  // bad_request, ...) or unavailable, and internal for a reply not of the
+  // op's form. The callback forms run `done` on the client's I/O thread.
+  Result<PushReply> Push(const PushRequest& request);
+  void Push(const PushRequest& request, std::function<void(Result<PushReply>)> done);
+  Result<PullReply> Pull(const PullRequest& request);
+  void Pull(const PullRequest& request, std::function<void(Result<PullReply>)> done);
+  Result<BootstrapPage> Bootstrap(const BootstrapRequest& request);
+  // `on_next` runs on the I/O thread, before `done`, with the page's `next`
+  // as soon as the reply names it, so the caller can ask for the following
+  // page while this one's rows are read (a device does).
+  void Bootstrap(const BootstrapRequest& request, std::function<void(Result<BootstrapPage>)> done,
+                 OnNextPage on_next = {});
+  Result<WaitReply> Wait(const WaitRequest& request);
+  void Wait(const WaitRequest& request, std::function<void(Result<WaitReply>)> done);
+
   WireCounters wire_counters() const;
 
   // Fails everything pending and closes the connections. Idempotent.
@@ -107,6 +125,9 @@ class Client {
  private:
   class Impl;
   explicit Client(std::unique_ptr<Impl> impl);
+  // Sends a request's JSON text without "id"; `text`, when set, takes a
+  // successful reply in its usual form unparsed (see CallText).
+  void Send(std::string body, ReplyCallback done, std::function<void(std::string)> text = nullptr);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -14,8 +14,12 @@
 // too_large) are dropped and counted in `rejected`; the local row keeps the
 // refused value until the server next changes that row.
 //
+// A device is a replica (internal/replica.h: rows and outbox on the
+// storage, no wire, no threads) and a sync loop (internal/sync_loop.h: the
+// thread that talks to the server through Client's typed sync calls).
+//
 // Thread-safe: any thread may call any method; the storage is used under the
-// device's lock only.
+// replica's lock only.
 #ifndef SKIFF_CLIENT_DEVICE_H_
 #define SKIFF_CLIENT_DEVICE_H_
 

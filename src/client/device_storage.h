@@ -6,7 +6,7 @@
 // at all, and so do a page of pulled changes and the cursor after it.
 // Implementations: MemoryStorage (memory_storage.h) and SqliteStorage
 // (sqlite_storage.h). A storage is used by one Device at a time; its methods
-// are called from that Device under the Device's lock, so implementations
+// are called from that Device under its replica's lock, so implementations
 // need not be thread-safe, except statements(), which any thread may read.
 #ifndef SKIFF_CLIENT_DEVICE_STORAGE_H_
 #define SKIFF_CLIENT_DEVICE_STORAGE_H_
@@ -17,28 +17,17 @@
 #include <vector>
 
 #include "base/status.h"
+#include "client/sync_messages.h"
 
 namespace skiff::client {
-
-struct RowName {
-  std::string group;
-  std::string table;
-  std::string key;
-  friend bool operator==(const RowName&, const RowName&) = default;
-  friend auto operator<=>(const RowName&, const RowName&) = default;
-};
 
 struct StoredRow {
   RowName name;
   std::string value;  // JSON text
 };
 
-// A write the device made: the new value, or nullopt for a delete.
-struct OutboxEntry {
-  uint64_t seq = 0;  // strictly increasing per device
-  RowName name;
-  std::optional<std::string> value;
-};
+// A write the device made, waiting for the server.
+using OutboxEntry = SyncChange;
 
 // Where the device stands with the server.
 struct SyncPosition {
@@ -55,12 +44,6 @@ struct StoredState {
   std::vector<OutboxEntry> outbox;  // in seq order
   SyncPosition position;
   uint64_t last_seq = 0;  // the highest seq ever handed out
-};
-
-// A change to apply to the local rows: a value, or nullopt to delete.
-struct RowWrite {
-  RowName name;
-  std::optional<std::string> value;
 };
 
 class DeviceStorage {

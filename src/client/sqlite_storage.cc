@@ -1,21 +1,14 @@
 #include "client/sqlite_storage.h"
 
 #include <string_view>
+#include <utility>
 
 #include <sqlite3.h>
 
+#include "sqlite/statement.h"
+
 namespace skiff::client {
 namespace {
-
-Status SqlError(sqlite3* db, int rc, const char* what) {
-  std::string message = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-  const int primary = rc & 0xff;
-  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_IOERR ||
-      primary == SQLITE_FULL || primary == SQLITE_CANTOPEN) {
-    return Unavailable(std::move(message));
-  }
-  return Internal(std::move(message));
-}
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS rows (
@@ -33,13 +26,13 @@ INSERT OR IGNORE INTO meta VALUES (1, 0, 0, NULL, NULL, NULL, 0, 0);
 
 }  // namespace
 
-// The connection and its prepared statements. Each Step counts one
-// statement in the owner's counter.
+// The connection and its prepared statements. Each statement stepped counts
+// one in the owner's counter.
 class SqliteStorage::Db {
  public:
   Db(sqlite3* db, std::atomic<uint64_t>& counter) : db_(db), counter_(counter) {}
   ~Db() {
-    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+    cache_.clear();  // statements before their connection
     sqlite3_close(db_);
   }
 
@@ -47,55 +40,43 @@ class SqliteStorage::Db {
   // full read of the rows left behind); not a statement.
   void ReleaseCache() { sqlite3_db_release_memory(db_); }
 
-  Status Exec(const char* sql) {
-    // Counts each statement of a script, the way the store does.
-    const char* tail = sql;
-    while (tail != nullptr && *tail != '\0') {
-      sqlite3_stmt* stmt = nullptr;
-      int rc = sqlite3_prepare_v2(db_, tail, -1, &stmt, &tail);
-      if (rc != SQLITE_OK) return SqlError(db_, rc, "prepare");
-      if (stmt == nullptr) break;  // trailing whitespace
-      rc = sqlite3_step(stmt);
-      sqlite3_finalize(stmt);
-      counter_.fetch_add(1, std::memory_order_relaxed);
-      if (rc != SQLITE_DONE && rc != SQLITE_ROW) return SqlError(db_, rc, "exec");
-    }
-    return Status::Ok();
+  // Counts each statement of a script, the way the store does.
+  Status Exec(std::string_view sql) {
+    uint64_t sent = 0;
+    Status s = sqlite::ExecScript(db_, sql, &sent);
+    counter_.fetch_add(sent, std::memory_order_relaxed);
+    return s;
   }
 
   // A cached prepared statement, reset and ready for bindings.
-  Result<sqlite3_stmt*> Prepare(const char* sql) {
+  Result<sqlite::Statement*> Prepare(const char* sql) {
     for (auto& [text, stmt] : cache_) {
       if (text == sql) {
-        sqlite3_reset(stmt);
-        sqlite3_clear_bindings(stmt);
-        return stmt;
+        (void)stmt->Reset();
+        return stmt.get();
       }
     }
-    sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
-    if (rc != SQLITE_OK) return SqlError(db_, rc, "prepare");
-    cache_.emplace_back(sql, stmt);
-    return stmt;
+    SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Statement> stmt,
+                           sqlite::Statement::Prepare(db_, sql));
+    cache_.emplace_back(sql, std::move(stmt));
+    return cache_.back().second.get();
   }
 
   // Steps a statement that returns no rows.
-  Status Run(sqlite3_stmt* stmt) {
+  Status Run(sqlite::Statement* stmt) {
     counter_.fetch_add(1, std::memory_order_relaxed);
-    int rc = sqlite3_step(stmt);
-    sqlite3_reset(stmt);
-    if (rc != SQLITE_DONE) return SqlError(db_, rc, "step");
-    return Status::Ok();
+    Result<bool> row = stmt->Step();
+    if (row.ok() && *row) return stmt->Reset(Internal("SQLite: a write returned a row"));
+    return stmt->Reset(row.status());
   }
 
   // Starts counting a query; call Next until it returns false.
   void BeginQuery() { counter_.fetch_add(1, std::memory_order_relaxed); }
-  Result<bool> Next(sqlite3_stmt* stmt) {
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) return true;
-    sqlite3_reset(stmt);
-    if (rc == SQLITE_DONE) return false;
-    return SqlError(db_, rc, "step");
+  Result<bool> Next(sqlite::Statement* stmt) {
+    Result<bool> row = stmt->Step();
+    if (row.ok() && *row) return true;
+    SKIFF_RETURN_IF_ERROR(stmt->Reset(row.status()));
+    return false;
   }
 
   // Runs `body` between BEGIN and COMMIT; rolls back when it fails.
@@ -113,29 +94,29 @@ class SqliteStorage::Db {
     const char* sql = value ? "INSERT INTO rows VALUES (?1, ?2, ?3, ?4) "
                               "ON CONFLICT (grp, tbl, key) DO UPDATE SET value = excluded.value"
                             : "DELETE FROM rows WHERE grp = ?1 AND tbl = ?2 AND key = ?3";
-    SKIFF_ASSIGN_OR_RETURN(auto stmt, Prepare(sql));
-    Bind(stmt, 1, name.group);
-    Bind(stmt, 2, name.table);
-    Bind(stmt, 3, name.key);
-    if (value) Bind(stmt, 4, *value);
+    SKIFF_ASSIGN_OR_RETURN(sqlite::Statement * stmt, Prepare(sql));
+    stmt->BindText(1, name.group);
+    stmt->BindText(2, name.table);
+    stmt->BindText(3, name.key);
+    if (value) stmt->BindText(4, *value);
     return Run(stmt);
-  }
-
-  static void Bind(sqlite3_stmt* stmt, int index, std::string_view text) {
-    sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
   }
 
  private:
   sqlite3* db_;
   std::atomic<uint64_t>& counter_;
-  std::vector<std::pair<const char*, sqlite3_stmt*>> cache_;
+  // By the address of the SQL text: every statement is a literal.
+  std::vector<std::pair<const char*, std::unique_ptr<sqlite::Statement>>> cache_;
 };
 
 namespace {
 
-std::string Text(sqlite3_stmt* stmt, int column) {
-  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
-  return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt, column));
+std::string Text(const sqlite::Statement& stmt, int column) {
+  return std::string(stmt.ColumnText(column));
+}
+
+uint64_t Unsigned(const sqlite::Statement& stmt, int column) {
+  return static_cast<uint64_t>(stmt.ColumnInt64(column));
 }
 
 }  // namespace
@@ -172,7 +153,7 @@ Result<StoredState> SqliteStorage::Load() {
   for (;;) {
     SKIFF_ASSIGN_OR_RETURN(bool more, db.Next(rows));
     if (!more) break;
-    state.rows.push_back({{Text(rows, 0), Text(rows, 1), Text(rows, 2)}, Text(rows, 3)});
+    state.rows.push_back({{Text(*rows, 0), Text(*rows, 1), Text(*rows, 2)}, Text(*rows, 3)});
   }
   SKIFF_ASSIGN_OR_RETURN(auto outbox,
                          db.Prepare("SELECT seq, grp, tbl, key, value FROM outbox ORDER BY seq"));
@@ -181,9 +162,9 @@ Result<StoredState> SqliteStorage::Load() {
     SKIFF_ASSIGN_OR_RETURN(bool more, db.Next(outbox));
     if (!more) break;
     OutboxEntry e;
-    e.seq = static_cast<uint64_t>(sqlite3_column_int64(outbox, 0));
-    e.name = {Text(outbox, 1), Text(outbox, 2), Text(outbox, 3)};
-    if (sqlite3_column_type(outbox, 4) != SQLITE_NULL) e.value = Text(outbox, 4);
+    e.seq = Unsigned(*outbox, 0);
+    e.name = {Text(*outbox, 1), Text(*outbox, 2), Text(*outbox, 3)};
+    if (!outbox->ColumnIsNull(4)) e.value = Text(*outbox, 4);
     state.outbox.push_back(std::move(e));
   }
   SKIFF_ASSIGN_OR_RETURN(
@@ -194,13 +175,13 @@ Result<StoredState> SqliteStorage::Load() {
   db.BeginQuery();
   SKIFF_ASSIGN_OR_RETURN(bool found, db.Next(meta));
   if (!found) return Internal("device storage has no meta row");
-  state.position.cursor = static_cast<uint64_t>(sqlite3_column_int64(meta, 0));
-  state.position.bootstrapped = sqlite3_column_int64(meta, 1) != 0;
-  if (sqlite3_column_type(meta, 2) != SQLITE_NULL) {
-    state.position.bootstrap_after = RowName{Text(meta, 2), Text(meta, 3), Text(meta, 4)};
+  state.position.cursor = Unsigned(*meta, 0);
+  state.position.bootstrapped = meta->ColumnInt64(1) != 0;
+  if (!meta->ColumnIsNull(2)) {
+    state.position.bootstrap_after = RowName{Text(*meta, 2), Text(*meta, 3), Text(*meta, 4)};
   }
-  state.position.bootstrap_cursor = static_cast<uint64_t>(sqlite3_column_int64(meta, 5));
-  state.last_seq = static_cast<uint64_t>(sqlite3_column_int64(meta, 6));
+  state.position.bootstrap_cursor = Unsigned(*meta, 5);
+  state.last_seq = Unsigned(*meta, 6);
   Result<bool> extra = db.Next(meta);  // finishes the statement
   if (!extra.ok()) return extra.status();
   // The device serves the rows from memory from now on: the pages the scan
@@ -215,21 +196,21 @@ Status SqliteStorage::WriteLocal(const OutboxEntry& entry) {
     SKIFF_RETURN_IF_ERROR(db.WriteRow(entry.name, entry.value));
     SKIFF_ASSIGN_OR_RETURN(auto insert,
                            db.Prepare("INSERT INTO outbox VALUES (?1, ?2, ?3, ?4, ?5)"));
-    sqlite3_bind_int64(insert, 1, static_cast<int64_t>(entry.seq));
-    Db::Bind(insert, 2, entry.name.group);
-    Db::Bind(insert, 3, entry.name.table);
-    Db::Bind(insert, 4, entry.name.key);
+    insert->BindInt64(1, static_cast<int64_t>(entry.seq));
+    insert->BindText(2, entry.name.group);
+    insert->BindText(3, entry.name.table);
+    insert->BindText(4, entry.name.key);
     if (entry.value) {
-      Db::Bind(insert, 5, *entry.value);
+      insert->BindText(5, *entry.value);
     } else {
-      sqlite3_bind_null(insert, 5);
+      insert->BindNull(5);
     }
     SKIFF_RETURN_IF_ERROR(db.Run(insert));
     // The highest seq is kept apart from the outbox: once the outbox is
     // empty, a reopened device must still never reuse a seq.
     SKIFF_ASSIGN_OR_RETURN(auto seq,
                            db.Prepare("UPDATE meta SET last_seq = max(last_seq, ?1) WHERE id = 1"));
-    sqlite3_bind_int64(seq, 1, static_cast<int64_t>(entry.seq));
+    seq->BindInt64(1, static_cast<int64_t>(entry.seq));
     return db.Run(seq);
   });
 }
@@ -243,21 +224,21 @@ Status SqliteStorage::ApplyRemote(const std::vector<RowWrite>& rows, const SyncP
         db.Prepare(
             "UPDATE meta SET cursor = ?1, bootstrapped = ?2, after_grp = ?3, after_tbl = ?4, "
             "after_key = ?5, boot_cursor = ?6 WHERE id = 1"));
-    sqlite3_bind_int64(meta, 1, static_cast<int64_t>(position.cursor));
-    sqlite3_bind_int64(meta, 2, position.bootstrapped ? 1 : 0);
+    meta->BindInt64(1, static_cast<int64_t>(position.cursor));
+    meta->BindInt64(2, position.bootstrapped ? 1 : 0);
     if (position.bootstrap_after) {
-      Db::Bind(meta, 3, position.bootstrap_after->group);
-      Db::Bind(meta, 4, position.bootstrap_after->table);
-      Db::Bind(meta, 5, position.bootstrap_after->key);
+      meta->BindText(3, position.bootstrap_after->group);
+      meta->BindText(4, position.bootstrap_after->table);
+      meta->BindText(5, position.bootstrap_after->key);
     }
-    sqlite3_bind_int64(meta, 6, static_cast<int64_t>(position.bootstrap_cursor));
+    meta->BindInt64(6, static_cast<int64_t>(position.bootstrap_cursor));
     return db.Run(meta);
   });
 }
 
 Status SqliteStorage::Acknowledge(uint64_t last_seq) {
   SKIFF_ASSIGN_OR_RETURN(auto stmt, db_->Prepare("DELETE FROM outbox WHERE seq <= ?1"));
-  sqlite3_bind_int64(stmt, 1, static_cast<int64_t>(last_seq));
+  stmt->BindInt64(1, static_cast<int64_t>(last_seq));
   return db_->Run(stmt);
 }
 

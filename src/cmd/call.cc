@@ -5,9 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "client/client.h"
+#include "cmd/command_line.h"
 #include "doc/document.h"
 
 namespace skiff::cmd {
@@ -16,12 +15,6 @@ namespace {
 constexpr int kOk = 0;
 constexpr int kRefused = 1;
 constexpr int kUnreachable = 6;
-constexpr int kUsage = 64;
-
-std::string EnvOr(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : fallback;
-}
 
 // "ws://HOST:PORT[/]" -> host and port; false when it is not one.
 bool ParseUrl(std::string url, std::string* host, uint16_t* port) {
@@ -43,51 +36,50 @@ bool ParseUrl(std::string url, std::string* host, uint16_t* port) {
 
 }  // namespace
 
-const char kCallUsage[] =
-    "  call OP [NAME=VALUE...] [--url ws://HOST:PORT] [--user NAME] [--secret HEX]\n"
-    "      Sends one request to a running skiffd and prints the reply. VALUE is\n"
-    "      JSON when it parses as JSON, else a string:\n"
-    "        skiff call set table=notes key=a value='{\"text\":\"hi\"}'\n"
-    "        skiff call get table=notes key=a\n"
-    "        skiff call add table=counters key=c path='[\"n\"]' delta=1\n"
-    "      --url defaults to $SKIFF_URL or ws://127.0.0.1:7420, --user and\n"
-    "      --secret to $SKIFF_USER and $SKIFF_SECRET. Exit 0 when the reply is\n"
-    "      ok, 1 when the server refused, 6 when it cannot be reached.\n";
-
-int RunCall(const std::vector<std::string>& args) {
-  CLI::App app("Sends one request to a running skiffd and prints the reply.", "skiff call");
-  std::string url = EnvOr("SKIFF_URL", "ws://127.0.0.1:7420");
-  std::string user = EnvOr("SKIFF_USER", "");
-  std::string secret = EnvOr("SKIFF_SECRET", "");
-  int timeout_ms = 10000;
-  std::string op;
-  std::vector<std::string> fields;
-  app.add_option("--url", url, "the server (env SKIFF_URL)")->capture_default_str();
-  app.add_option("--user", user, "log in as this user (env SKIFF_USER)");
-  app.add_option("--secret", secret, "the user's secret (env SKIFF_SECRET)");
-  app.add_option("--timeout", timeout_ms, "milliseconds to wait for the reply")
+CLI::App* AddCallCommand(CLI::App& app, CallRequest& r) {
+  CLI::App* call = app.add_subcommand(
+      "call",
+      "Sends one request to a running skiffd and prints the reply. VALUE is JSON when it "
+      "parses as JSON, else a string:\n"
+      "  skiff call set table=notes key=a value='{\"text\":\"hi\"}'\n"
+      "  skiff call get table=notes key=a\n"
+      "  skiff call add table=counters key=c path='[\"n\"]' delta=1\n"
+      "Exit 0 when the reply is ok, 1 when the server refused, 6 when it cannot be "
+      "reached.");
+  call->add_option("--url", r.url, "the server, ws://HOST:PORT")
+      ->envname("SKIFF_URL")
+      ->type_name("URL")
+      ->capture_default_str();
+  call->add_option("--user", r.user, "log in as this user")
+      ->envname("SKIFF_USER")
+      ->type_name("NAME");
+  // Its value is never shown: help output lands in logs.
+  call->add_option("--secret", r.secret, "the user's secret")
+      ->envname("SKIFF_SECRET")
+      ->type_name("HEX");
+  call->add_option("--timeout", r.timeout_ms, "milliseconds to wait for the reply")
+      ->type_name("MS")
+      ->transform(WholeNumber())
       ->check(CLI::Range(1, 3'600'000))
       ->capture_default_str();
-  app.add_option("op", op, "the operation: ping, get, set, has, delete, add, merge, all, stats...")
+  call->add_option("op", r.op,
+                   "the operation: ping, get, set, has, delete, add, merge, all, "
+                   "stats...")
       ->required();
-  app.add_option("fields", fields, "NAME=VALUE members of the request");
-  app.footer(kCallUsage);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return kOk;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "skiff call: %s\n", e.what());
-    return kUsage;
-  }
+  call->add_option("fields", r.fields, "NAME=VALUE members of the request")
+      ->type_name("NAME=VALUE");
+  return call;
+}
+
+int RunCall(const CallRequest& r) {
+  const std::string& url = r.url;
+  const std::string& op = r.op;
   doc::Value request = {{"op", op}};
-  for (const std::string& field : fields) {
+  for (const std::string& field : r.fields) {
     const size_t eq = field.find('=');
     if (eq == std::string::npos || eq == 0) {
       std::fprintf(stderr, "skiff call: '%s' is not NAME=VALUE\n", field.c_str());
-      return kUsage;
+      return kUsageExit;
     }
     const std::string text = field.substr(eq + 1);
     Result<doc::Value> parsed = doc::Parse(text);
@@ -96,12 +88,12 @@ int RunCall(const std::vector<std::string>& args) {
   client::ClientOptions options;
   if (!ParseUrl(url, &options.host, &options.port)) {
     std::fprintf(stderr, "skiff call: --url takes ws://HOST:PORT, not '%s'\n", url.c_str());
-    return kUsage;
+    return kUsageExit;
   }
-  options.user = user;
-  options.secret = secret;
+  options.user = r.user;
+  options.secret = r.secret;
   options.reconnect = false;
-  options.request_timeout = std::chrono::milliseconds(timeout_ms);
+  options.request_timeout = std::chrono::milliseconds(r.timeout_ms);
   auto connected = client::Client::Connect(options);
   if (!connected.ok()) {
     std::fprintf(stderr, "skiff call: %s: %s\n", url.c_str(),

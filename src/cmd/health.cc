@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "client/client.h"
+#include "cmd/command_line.h"
 
 namespace skiff::cmd {
 namespace {
@@ -13,15 +14,6 @@ namespace {
 // Exit statuses; a HEALTHCHECK treats anything but 0 as unhealthy.
 constexpr int kHealthy = 0;
 constexpr int kUnhealthy = 1;
-constexpr int kUsage = 2;
-
-int Usage(const std::string& problem) {
-  std::fprintf(stderr,
-               "skiff health: %s\n"
-               "usage: skiff health [--url ws://HOST:PORT/] [--timeout-ms MS]\n",
-               problem.c_str());
-  return kUsage;
-}
 
 bool ParseUnsigned(std::string_view text, uint64_t max, uint64_t* out) {
   uint64_t v = 0;
@@ -77,25 +69,38 @@ std::string DefaultHealthUrl(std::string_view address, std::string_view port) {
   return "ws://" + host + ":" + std::string(port.empty() ? "7420" : port) + "/";
 }
 
-int RunHealth(const std::vector<std::string>& args) {
-  const char* env_address = std::getenv("SKIFF_ADDRESS");
-  const char* env_port = std::getenv("SKIFF_PORT");
-  std::string url = DefaultHealthUrl(env_address != nullptr ? env_address : "",
-                                     env_port != nullptr ? env_port : "");
-  uint64_t timeout_ms = 3000;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a != "--url" && a != "--timeout-ms") return Usage("unexpected argument '" + a + "'");
-    if (i + 1 >= args.size()) return Usage(a + " needs a value");
-    const std::string& value = args[++i];
-    if (a == "--url") {
-      url = value;
-    } else if (!ParseUnsigned(value, 3600 * 1000, &timeout_ms) || timeout_ms == 0) {
-      return Usage("--timeout-ms '" + value + "' is not a number of milliseconds");
-    }
+CLI::App* AddHealthCommand(CLI::App& app, HealthRequest& r) {
+  CLI::App* health = app.add_subcommand(
+      "health",
+      "Pings a running skiffd; exits 0 when it answers, 1 when not, 2 for bad usage. A "
+      "container's HEALTHCHECK runs it.");
+  health
+      ->add_option("--url", r.url,
+                   "the server (default: the one $SKIFF_ADDRESS and $SKIFF_PORT name, else "
+                   "ws://127.0.0.1:7420/)")
+      ->type_name("ws://HOST:PORT/");
+  health->add_option("--timeout-ms", r.timeout_ms, "how long to wait for the answer")
+      ->type_name("MS")
+      ->transform(WholeNumber())
+      ->check(CLI::Range(uint64_t{1}, uint64_t{3600 * 1000}))
+      ->capture_default_str();
+  return health;
+}
+
+int RunHealth(const HealthRequest& r) {
+  std::string url = r.url;
+  if (url.empty()) {
+    const char* env_address = std::getenv("SKIFF_ADDRESS");
+    const char* env_port = std::getenv("SKIFF_PORT");
+    url = DefaultHealthUrl(env_address != nullptr ? env_address : "",
+                           env_port != nullptr ? env_port : "");
   }
+  const uint64_t timeout_ms = r.timeout_ms;
   auto address = ParseWsUrl(url);
-  if (!address.ok()) return Usage(address.status().message());
+  if (!address.ok()) {
+    std::fprintf(stderr, "skiff health: %s\n", address.status().message().c_str());
+    return kHealthUsageExit;
+  }
 
   client::ClientOptions options;
   options.host = address->host;

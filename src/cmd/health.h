@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "base/status.h"
 
 namespace skiff::cmd {
@@ -31,13 +33,27 @@ Result<WsAddress> ParseWsUrl(std::string_view url);
 // set only in a config file is not seen: pass --url then.
 std::string DefaultHealthUrl(std::string_view address, std::string_view port);
 
-// Runs `skiff health [--url URL] [--timeout-ms MS]`; `args` are the words
-// after "health". Without --url it asks DefaultHealthUrl() of the process's
-// own SKIFF_ADDRESS and SKIFF_PORT, so a container's HEALTHCHECK follows a
-// port moved by the environment. Returns the exit status: 0 when the server answered the
-// ping, 1 when it did not (refused, timed out, an error reply), 2 for bad
-// usage. Prints one line: on stdout when healthy, else on stderr.
-int RunHealth(const std::vector<std::string>& args);
+// What `skiff health` was asked.
+struct HealthRequest {
+  std::string url;  // empty: DefaultHealthUrl() of $SKIFF_ADDRESS and $SKIFF_PORT
+  uint64_t timeout_ms = 3000;
+};
+
+// Exit code of `skiff health` for bad usage. Not 64: the command's codes
+// predate the other programs' and a HEALTHCHECK only tells 0 from the rest.
+inline constexpr int kHealthUsageExit = 2;
+
+// Adds the `health` command and its table of options to skiff's `app`,
+// bound to `request`.
+CLI::App* AddHealthCommand(CLI::App& app, HealthRequest& request);
+
+// Pings the server. Without a URL it asks DefaultHealthUrl() of the
+// process's own SKIFF_ADDRESS and SKIFF_PORT, so a container's HEALTHCHECK
+// follows a port moved by the environment. Returns the exit status: 0 when
+// the server answered the ping, 1 when it did not (refused, timed out, an
+// error reply), kHealthUsageExit for a URL that is not ws://HOST:PORT.
+// Prints one line: on stdout when healthy, else on stderr.
+int RunHealth(const HealthRequest& request);
 
 }  // namespace skiff::cmd
 

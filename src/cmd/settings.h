@@ -1,15 +1,17 @@
-// Settings of skiffd: one table that drives the command-line flags, the
-// SKIFF_* environment variables, the TOML config file and --help, so they
+// Settings of skiffd: one table (AddSkiffdSettings) that gives each setting
+// its flag, type, default, help, SKIFF_* variable and TOML key (the flag's
+// name without the dashes), so flags, variables, the config file and --help
 // never disagree. Precedence, lowest first: built-in defaults, config file,
-// environment, flags.
-// Pure functions over a ServerOptions; thread-compatible.
+// environment, flags (docs/deploy.md).
+// Functions over the options and app they are given; thread-compatible.
 #ifndef SKIFF_CMD_SETTINGS_H_
 #define SKIFF_CMD_SETTINGS_H_
 
 #include <chrono>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "base/status.h"
 #include "server/server_options.h"
@@ -23,33 +25,29 @@ struct SkiffdOptions : server::ServerOptions {
   std::chrono::milliseconds store_wait{std::chrono::seconds(30)};
 };
 
-// What the command line asked for besides server options.
+// Adds every setting to `app`, bound to `options` (whose current values are
+// the defaults shown), and --config (SKIFF_CONFIG), bound to `config_path`.
+void AddSkiffdSettings(CLI::App& app, SkiffdOptions& options, std::string& config_path);
+
+// What the command line asked for.
 struct Invocation {
   bool help = false;
-  std::string config_path;  // --config, else $SKIFF_CONFIG; empty = none
+  std::string help_text;  // when help: what to print
 };
 
-// Applies one setting by its flag name ("port", "io-threads"). bad_request
-// naming `origin` for an unknown name or a value that does not parse.
-Status ApplySetting(std::string_view name, std::string_view value, const std::string& origin,
-                    SkiffdOptions& options);
+// Reads skiffd's settings into `options`: `args` (without the program's
+// name), the process's SKIFF_* variables and the TOML file named by
+// --config, else $SKIFF_CONFIG. bad_request, with a message naming the flag,
+// variable or file and key, for an unknown flag or key, a value that does
+// not parse and a config file that cannot be read.
+Result<Invocation> ParseSkiffdCommandLine(const std::vector<std::string>& args,
+                                          SkiffdOptions& options);
 
-// Applies a TOML file whose keys are flag names (port = 7420,
-// durability = "memory"). bad_request for a syntax error, an unknown key or
-// a bad value; unavailable when the file cannot be read.
-Status ApplyConfigFile(const std::string& path, SkiffdOptions& options);
-
-// Applies SKIFF_* variables from `environ`-style "NAME=value" entries.
-// bad_request naming the variable when a value does not parse.
-Status ApplyEnvironment(const std::vector<std::string>& environment, SkiffdOptions& options);
-
-// Applies "--name value" / "--name=value" flags (--config is recorded in
-// the Invocation, not applied). bad_request naming the flag for an unknown
-// flag, a missing value or a value that does not parse.
-Result<Invocation> ApplyFlags(const std::vector<std::string>& args, SkiffdOptions& options);
-
-// The --help text: every setting, its flag, variable, default and meaning.
-std::string HelpText(std::string_view program);
+// Applies a TOML file whose keys are the settings' flag names (port = 7420,
+// durability = "memory", cluster = true) to the settings of `app` that no
+// flag or variable set. bad_request for a file that cannot be read, a
+// syntax error, an unknown key or a bad value (config_file.cc).
+Status ApplyConfigFile(CLI::App& app, const std::string& path);
 
 }  // namespace skiff::cmd
 

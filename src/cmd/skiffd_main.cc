@@ -12,15 +12,21 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/logger.h"
+#include "cmd/command_line.h"
 #include "cmd/settings.h"
 #include "server/server.h"
 #include "store/store.h"
 
 namespace {
 
+// A bad flag, variable or config file is a usage error (64, as in every
+// Skiff program); anything else is a failure to run (1).
 int Fail(const skiff::Status& status) {
   std::fprintf(stderr, "skiffd: %s\n", status.ToString().c_str());
-  return status.code() == skiff::StatusCode::kBadRequest ? 2 : 1;
+  if (status.code() != skiff::StatusCode::kBadRequest) return 1;
+  std::fputs("Try skiffd --help.\n", stderr);
+  return skiff::cmd::kUsageExit;
 }
 
 // Each connection costs a descriptor; let the process use all it may.
@@ -35,32 +41,14 @@ void RaiseDescriptorLimit() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
-
-  // A first pass only finds --help and --config; the file applies before
-  // the environment and the flags, which override it.
-  skiff::cmd::SkiffdOptions scratch;
-  auto invocation = skiff::cmd::ApplyFlags(args, scratch);
+  skiff::cmd::SkiffdOptions options;
+  auto invocation =
+      skiff::cmd::ParseSkiffdCommandLine(std::vector<std::string>(argv + 1, argv + argc), options);
   if (!invocation.ok()) return Fail(invocation.status());
   if (invocation->help) {
-    std::fputs(skiff::cmd::HelpText("skiffd").c_str(), stdout);
+    std::fputs(invocation->help_text.c_str(), stdout);
     return 0;
   }
-  std::string config_path = invocation->config_path;
-  if (const char* env = std::getenv("SKIFF_CONFIG"); config_path.empty() && env != nullptr) {
-    config_path = env;
-  }
-  skiff::cmd::SkiffdOptions options;
-  if (!config_path.empty()) {
-    skiff::Status config = skiff::cmd::ApplyConfigFile(config_path, options);
-    if (!config.ok()) return Fail(config);
-  }
-  skiff::Status env_status = skiff::cmd::ApplyEnvironment(environment, options);
-  if (!env_status.ok()) return Fail(env_status);
-  skiff::Status flags = skiff::cmd::ApplyFlags(args, options).status();
-  if (!flags.ok()) return Fail(flags);
   RaiseDescriptorLimit();
 
   // Block the stop signals before any thread starts, so every thread
@@ -86,6 +74,8 @@ int main(int argc, char** argv) {
   auto store = skiff::store::OpenStore(options.store_url, open);
   if (!store.ok()) return Fail(store.status());
   skiff::SystemClock clock;
+  skiff::StderrLogger logger("skiffd");
+  options.logger = &logger;
   auto server = skiff::server::Server::Start(options, **store, clock);
   if (!server.ok()) return Fail(server.status());
   // One line on stdout that scripts (and --port 0 users) can parse.

@@ -11,10 +11,12 @@
 #include "base/mutex.h"
 #include "server/cluster/ownership.h"
 #include "server/cluster/peer_links.h"
+#include "server/cluster/router.h"
 #include "server/internal/documents.h"
 #include "server/internal/listener.h"
 #include "server/internal/request_handler.h"
 #include "server/internal/store_workers.h"
+#include "sync/cluster_sync_log.h"
 #include "sync/sync_engine.h"
 
 namespace skiff::server {
@@ -23,7 +25,8 @@ namespace {
 // Enough shards that two busy keys rarely share a lock.
 constexpr size_t kShards = 256;
 
-internal::DocumentsOptions DocumentsOptionsOf(const ServerOptions& o) {
+internal::DocumentsOptions DocumentsOptionsOf(const ServerOptions& o,
+                                              const cluster::Ownership* ownership) {
   internal::DocumentsOptions d;
   d.durability = o.durability;
   d.flush_interval = o.flush_interval;
@@ -33,6 +36,8 @@ internal::DocumentsOptions DocumentsOptionsOf(const ServerOptions& o) {
   d.max_unflushed_bytes = o.max_unflushed_bytes;
   d.max_unflushed_age = o.max_unflushed_age;
   d.stop_grace = o.stop_grace;
+  // Cluster mode: writes are admitted only on partitions served here.
+  d.ownership = ownership;
   return d;
 }
 
@@ -91,30 +96,52 @@ std::optional<Durability> DurabilityFromName(std::string_view name) {
 class Server::Impl {
  public:
   Impl(const ServerOptions& options, store::Store& store, const Clock& clock,
-       std::unique_ptr<sync::SyncEngine> sync)
+       std::unique_ptr<Logger> own_logger, Logger& logger, std::unique_ptr<sync::SyncEngine> sync)
       : options_(options),
-        documents_(store, clock, DocumentsOptionsOf(options)),
+        own_logger_(std::move(own_logger)),
+        logger_(logger),
+        links_(options.cluster
+                   ? std::make_unique<cluster::PeerLinks>(options.cluster_secret, logger_)
+                   : nullptr),
+        ownership_(options.cluster ? MakeOwnership(options, clock) : nullptr),
+        documents_(store, clock, DocumentsOptionsOf(options, ownership_.get())),
         sync_(std::move(sync)),
         workers_(kStoreWorkers),
-        handler_(options, store, documents_, *sync_, workers_) {}
+        handler_(options, store, documents_, *sync_, workers_,
+                 [this](internal::StatsFigures& figures) {
+                   if (router_) router_->AddStats(figures);
+                 }),
+        // Cluster mode is the router wrapped around the handler: the
+        // listener hands every frame to it, and it hands the handler what
+        // runs here.
+        router_(options.cluster ? std::make_unique<cluster::Router>(handler_, *ownership_, *links_,
+                                                                    options.cluster_secret, clock)
+                                : nullptr),
+        entry_(router_ ? static_cast<internal::ListenerHandler&>(*router_) : handler_) {}
+
+  // The ownership outlives the documents it admits writes to, and its Stop
+  // drains them: it stops first (a no-op after Stop).
+  ~Impl() {
+    if (ownership_) ownership_->Stop();
+  }
 
   // Before Listen: no write may race the build.
   Status LoadGeoIndexes() { return documents_.LoadGeoIndexes(); }
 
-  // Cluster mode, before Listen: nothing is served until StartCluster.
-  void PrepareCluster(const ServerOptions& options) {
-    links_ = std::make_unique<cluster::PeerLinks>(options.cluster_secret);
+  // Cluster mode: nothing is served until StartCluster.
+  std::unique_ptr<cluster::Ownership> MakeOwnership(const ServerOptions& options,
+                                                    const Clock& clock) {
     cluster::OwnershipOptions o;
     o.store_url = options.store_url;
     o.lease = options.cluster_lease;
     o.tick = std::max(std::chrono::milliseconds(50), options.cluster_lease / 15);
+    o.logger = &logger_;
+    o.clock = &clock;
     cluster::Ownership::Hooks hooks;
     hooks.forget = [this](const std::vector<uint32_t>& p) { documents_.Forget(p); };
     hooks.drain = [this] { documents_.Drain(); };
     hooks.peers = [this](const std::map<uint64_t, std::string>& peers) { links_->Update(peers); };
-    ownership_ = std::make_unique<cluster::Ownership>(o, std::move(hooks));
-    documents_.set_ownership(ownership_.get());
-    handler_.set_cluster(ownership_.get(), links_.get(), options.cluster_secret);
+    return std::make_unique<cluster::Ownership>(o, std::move(hooks));
   }
 
   // After Listen, once the port is known.
@@ -124,10 +151,12 @@ class Server::Impl {
       const bool any = options.address == "0.0.0.0" || options.address == "::";
       address = (any ? std::string("127.0.0.1") : options.address) + ":" + std::to_string(port());
     }
+    // Links to peers live on the listener's I/O loops, like its connections.
+    links_->Start(listener_->loops());
     return ownership_->Start(address);
   }
 
-  Status Listen(const ServerOptions& options, const Clock& clock) {
+  Status Listen(const ServerOptions& options, const Clock& clock, const HandlerWrap& wrap) {
     internal::ListenerOptions lo;
     lo.address = options.address;
     lo.port = options.port;
@@ -145,14 +174,14 @@ class Server::Impl {
     lo.max_output_bytes = options.max_output_bytes;
     lo.max_in_flight = options.max_in_flight;
     lo.max_buffered_bytes = options.max_buffered_bytes;
-    SKIFF_ASSIGN_OR_RETURN(listener_, internal::Listener::Start(lo, handler_, clock));
+    if (wrap) wrapped_ = wrap(entry_);
+    SKIFF_ASSIGN_OR_RETURN(
+        listener_, internal::Listener::Start(lo, wrapped_ ? *wrapped_ : entry_, clock, logger_));
     handler_.set_network_stats([this] { return listener_->stats(); });
     return Status::Ok();
   }
 
   uint16_t port() const { return listener_->port(); }
-
-  void LoseOneAddInForTesting(uint32_t n) { handler_.set_lose_one_add_in_for_testing(n); }
 
   Status Stop() {
     MutexLock lock(&stop_mu_);
@@ -170,11 +199,13 @@ class Server::Impl {
     // answered (changed: false), before the connections close: the replies
     // go out ahead of each connection's close frame.
     sync_->Stop();
+    // The links live on the listener's loops: closed while they run. Every
+    // peer routes nothing here any more (Ownership::Stop waited for it).
+    if (links_) links_->Stop();
     listener_->Shutdown(std::chrono::seconds(2));
     // Whatever was applied is written (retried for a while if the store
     // fails); an error names what could not be.
     stop_status_ = documents_.Stop();
-    if (links_) links_->Stop();
     return stop_status_;
   }
 
@@ -185,12 +216,20 @@ class Server::Impl {
   static constexpr size_t kStoreWorkers = 2;
 
   const ServerOptions options_;
+  const std::unique_ptr<Logger> own_logger_;  // when options.logger is null
+  Logger& logger_;
+  // Cluster mode only (null otherwise); the links before the ownership,
+  // whose thread updates them, and the ownership before the documents,
+  // which take it at construction.
+  const std::unique_ptr<cluster::PeerLinks> links_;
+  const std::unique_ptr<cluster::Ownership> ownership_;
   internal::Documents documents_;
   std::unique_ptr<sync::SyncEngine> sync_;
   internal::StoreWorkers workers_;
   internal::RequestHandler handler_;
-  std::unique_ptr<cluster::PeerLinks> links_;
-  std::unique_ptr<cluster::Ownership> ownership_;
+  const std::unique_ptr<cluster::Router> router_;
+  internal::ListenerHandler& entry_;                    // the router, or the handler alone
+  std::unique_ptr<internal::ListenerHandler> wrapped_;  // around entry_ (Start's wrap)
   std::unique_ptr<internal::Listener> listener_;
   Mutex stop_mu_;
   bool stopped_ SKIFF_GUARDED_BY(stop_mu_) = false;
@@ -198,26 +237,32 @@ class Server::Impl {
 };
 
 Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, store::Store& store,
-                                              const Clock& clock) {
+                                              const Clock& clock, HandlerWrap wrap) {
   SKIFF_RETURN_IF_ERROR(ValidateOptions(options));
   if (options.cluster && store.kind() != "postgres") {
     return BadRequest("cluster mode needs a PostgreSQL store; the " + std::string(store.kind()) +
                       " store is one server's alone");
   }
-  // The engine only reads the clock (Now() is const); SyncEngine::Start takes
-  // a non-const reference, hence the cast.
+  // Without a logger of the caller's the server writes its lines to stderr.
+  std::unique_ptr<Logger> own_logger;
+  if (options.logger == nullptr) own_logger = std::make_unique<StderrLogger>("skiffd");
+  Logger& logger = options.logger != nullptr ? *options.logger : *own_logger;
   sync::SyncOptions sync_options;
+  sync_options.logger = &logger;
+  std::unique_ptr<sync::SyncLog> sync_log;  // null: a LocalSyncLog, one server alone
   if (options.cluster) {
     // Numbered by the shared counter and woken by the others' commits.
-    sync_options.cluster = true;
-    sync_options.store_url = options.store_url;
+    sync::ClusterSyncLogOptions cluster_log;
+    cluster_log.store_url = options.store_url;
+    cluster_log.logger = &logger;
+    SKIFF_ASSIGN_OR_RETURN(sync_log, sync::ClusterSyncLog::Open(store, std::move(cluster_log)));
   }
   SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<sync::SyncEngine> sync,
-                         sync::SyncEngine::Start(store, clock, sync_options));
-  auto impl = std::make_unique<Impl>(options, store, clock, std::move(sync));
+                         sync::SyncEngine::Start(store, clock, sync_options, std::move(sync_log)));
+  auto impl =
+      std::make_unique<Impl>(options, store, clock, std::move(own_logger), logger, std::move(sync));
   SKIFF_RETURN_IF_ERROR(impl->LoadGeoIndexes());
-  if (options.cluster) impl->PrepareCluster(options);
-  SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock));
+  SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock, wrap));
   if (options.cluster) SKIFF_RETURN_IF_ERROR(impl->StartCluster(options));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
@@ -229,7 +274,5 @@ Server::~Server() { (void)Stop(); }
 uint16_t Server::port() const { return impl_->port(); }
 
 Status Server::Stop() { return impl_->Stop(); }
-
-void Server::LoseOneAddInForTesting(uint32_t n) { impl_->LoseOneAddInForTesting(n); }
 
 }  // namespace skiff::server

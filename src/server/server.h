@@ -8,6 +8,7 @@
 #define SKIFF_SERVER_SERVER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "base/clock.h"
@@ -17,13 +18,23 @@
 
 namespace skiff::server {
 
+namespace internal {
+class ListenerHandler;
+}  // namespace internal
+
 class Server {
  public:
+  // Builds what the listener calls in place of the request handler: a
+  // wrapper that forwards to it (leveldb's EnvWrapper), so tests can inject
+  // faults (support/losing_add_handler.h) without a branch in the server.
+  using HandlerWrap =
+      std::function<std::unique_ptr<internal::ListenerHandler>(internal::ListenerHandler& handler)>;
+
   // Binds and starts serving. `store` and `clock` must outlive the server.
   // unavailable when the address cannot be bound; bad_request for invalid
-  // options.
+  // options. `wrap`, when set, wraps the request handler.
   static Result<std::unique_ptr<Server>> Start(const ServerOptions& options, store::Store& store,
-                                               const Clock& clock);
+                                               const Clock& clock, HandlerWrap wrap = nullptr);
 
   ~Server();  // Stop()
   Server(const Server&) = delete;
@@ -36,11 +47,6 @@ class Server {
   // store, closes connections (going away) and joins the threads. Returns
   // the store's error when the final flush failed. Idempotent.
   Status Stop();
-
-  // A test seam, never used in production: acknowledge one `add` in n
-  // without applying it, so a test can prove that the suite's verdict
-  // catches a lost update. 0 turns it off.
-  void LoseOneAddInForTesting(uint32_t n);
 
  private:
   class Impl;

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/logger.h"
+
 namespace skiff::server {
 
 enum class Durability {
@@ -78,8 +80,12 @@ struct ServerOptions {
   size_t max_unflushed_bytes = 64 * 1024 * 1024;
   std::chrono::milliseconds max_unflushed_age{std::chrono::seconds(10)};
   // At a graceful stop, how long a failing store is retried before the
-  // writes it has not taken are given up (and named on stderr).
+  // writes it has not taken are given up (and named in Stop's error).
   std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
+  // Where the server reports what an operator should hear about (failed
+  // sync commits, connection limits, a lost cluster link); it must outlive
+  // the server. Null writes the same lines to stderr ("skiffd: <level>:").
+  Logger* logger = nullptr;
 
   // Cluster mode (docs/cluster.md): several servers on one PostgreSQL
   // database, each serving the partitions it holds a lease on and

@@ -30,16 +30,16 @@
 #include <sqlite3.h>
 
 #include "base/mutex.h"
+#include "sqlite/statement.h"
 #include "store/internal/lock_file.h"
 #include "store/internal/sqlite_checkpointer.h"
-#include "store/internal/sqlite_statement.h"
 #include "store/store.h"
 
 namespace skiff::store {
 namespace {
 
 using internal::SqliteCheckpointer;
-using internal::SqliteStatement;
+using sqlite::Statement;
 
 // WAL size, in pages, at which a commit asks the checkpointer for a round:
 // SQLite's own auto-checkpoint size (about 4 MB of 4 KiB pages).
@@ -163,7 +163,7 @@ class SqliteStore final : public Store {
   Result<std::optional<std::string>> Get(std::string_view table, std::string_view key) override {
     SKIFF_RETURN_IF_ERROR(ValidateGet(table, key));
     MutexLock lock(&mu_);
-    SqliteStatement& st = *get_;
+    Statement& st = *get_;
     st.BindText(1, table);
     st.BindText(2, key);
     statements_sent_.fetch_add(1, std::memory_order_relaxed);
@@ -198,12 +198,12 @@ class SqliteStore final : public Store {
   Result<ScanPage> Scan(std::string_view table, std::string_view after, size_t limit) override {
     SKIFF_RETURN_IF_ERROR(ValidateScan(table, after, limit));
     MutexLock lock(&mu_);
-    SqliteStatement& st = *scan_;
+    Statement& st = *scan_;
     st.BindText(1, table);
     st.BindText(2, after);
     st.BindInt64(3, static_cast<int64_t>(limit) + 1);  // one more tells whether a page follows
     ScanPage page;
-    SKIFF_RETURN_IF_ERROR(Query(st, [&](SqliteStatement& row) {
+    SKIFF_RETURN_IF_ERROR(Query(st, [&](Statement& row) {
       if (page.items.size() == limit) {
         page.next = page.items.back().key;
         return;
@@ -221,16 +221,15 @@ class SqliteStore final : public Store {
   Result<uint64_t> LastSyncId() override {
     MutexLock lock(&mu_);
     uint64_t last = 0;
-    SKIFF_RETURN_IF_ERROR(Query(*last_sync_id_, [&](SqliteStatement& st) {
-      last = static_cast<uint64_t>(st.ColumnInt64(0));
-    }));
+    SKIFF_RETURN_IF_ERROR(Query(
+        *last_sync_id_, [&](Statement& st) { last = static_cast<uint64_t>(st.ColumnInt64(0)); }));
     return last;
   }
 
   Result<std::map<std::string, uint64_t>> LastSyncIdByGroup() override {
     MutexLock lock(&mu_);
     std::map<std::string, uint64_t> out;
-    SKIFF_RETURN_IF_ERROR(Query(*last_by_group_, [&](SqliteStatement& row) {
+    SKIFF_RETURN_IF_ERROR(Query(*last_by_group_, [&](Statement& row) {
       out[std::string(row.ColumnText(0))] = static_cast<uint64_t>(row.ColumnInt64(1));
     }));
     return out;
@@ -241,12 +240,12 @@ class SqliteStore final : public Store {
     SKIFF_RETURN_IF_ERROR(ValidateGroups(groups));
     const std::string group_list = JsonList(groups);
     MutexLock lock(&mu_);
-    SqliteStatement& st = *read_changes_;
+    Statement& st = *read_changes_;
     st.BindInt64(1, static_cast<int64_t>(after));
     st.BindText(2, group_list);
     st.BindInt64(3, static_cast<int64_t>(limit));
     std::vector<Change> out;
-    SKIFF_RETURN_IF_ERROR(Query(st, [&](SqliteStatement& row) {
+    SKIFF_RETURN_IF_ERROR(Query(st, [&](Statement& row) {
       Change c;
       c.sync_id = static_cast<uint64_t>(row.ColumnInt64(0));
       c.group = row.ColumnText(1);
@@ -271,7 +270,7 @@ class SqliteStore final : public Store {
     SyncRowPage page;
     page.rows.reserve(std::min(want, size_t{1024}));
     MutexLock lock(&mu_);
-    SqliteStatement& st = *scan_sync_group_;
+    Statement& st = *scan_sync_group_;
     for (std::string_view group : ordered) {
       if (page.rows.size() == want) break;
       if (group < after.group) continue;
@@ -280,7 +279,7 @@ class SqliteStore final : public Store {
       st.BindText(2, resume ? std::string_view(after.table) : std::string_view());
       st.BindText(3, resume ? std::string_view(after.key) : std::string_view());
       st.BindInt64(4, static_cast<int64_t>(want - page.rows.size()));
-      SKIFF_RETURN_IF_ERROR(Query(st, [&](SqliteStatement& row) {
+      SKIFF_RETURN_IF_ERROR(Query(st, [&](Statement& row) {
         page.rows.push_back(SyncRow{std::string(group), std::string(row.ColumnText(0)),
                                     std::string(row.ColumnText(1)), std::string(row.ColumnText(2)),
                                     static_cast<uint64_t>(row.ColumnInt64(3))});
@@ -297,10 +296,10 @@ class SqliteStore final : public Store {
   Result<std::optional<DeviceSeq>> GetDevice(std::string_view device) override {
     SKIFF_RETURN_IF_ERROR(ValidateDevice(device));
     MutexLock lock(&mu_);
-    SqliteStatement& st = *get_device_;
+    Statement& st = *get_device_;
     st.BindText(1, device);
     std::optional<DeviceSeq> found;
-    SKIFF_RETURN_IF_ERROR(Query(st, [&](SqliteStatement& row) {
+    SKIFF_RETURN_IF_ERROR(Query(st, [&](Statement& row) {
       found = DeviceSeq{std::string(device), std::string(row.ColumnText(0)),
                         static_cast<uint64_t>(row.ColumnInt64(1))};
     }));
@@ -328,10 +327,10 @@ class SqliteStore final : public Store {
   // journal_mode answers with the mode in force; anything but "wal" (a
   // read-only or in-memory file) would silently change the durability story.
   Status EnableWal() {
-    SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStatement> st,
-                           SqliteStatement::Prepare(db_, "PRAGMA journal_mode=WAL"));
+    SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<Statement> st,
+                           Statement::Prepare(db_, "PRAGMA journal_mode=WAL"));
     std::string mode;
-    SKIFF_RETURN_IF_ERROR(Query(*st, [&](SqliteStatement& row) { mode = row.ColumnText(0); }));
+    SKIFF_RETURN_IF_ERROR(Query(*st, [&](Statement& row) { mode = row.ColumnText(0); }));
     if (mode != "wal")
       return Unavailable("SQLite file cannot use WAL (journal_mode is '" + mode + "')");
     return Status::Ok();
@@ -339,14 +338,14 @@ class SqliteStore final : public Store {
 
   Status ExecScript(std::string_view sql) {
     uint64_t sent = 0;
-    Status s = internal::ExecSqliteScript(db_, sql, &sent);
+    Status s = sqlite::ExecScript(db_, sql, &sent);
     statements_sent_.fetch_add(sent, std::memory_order_relaxed);
     return s;
   }
 
   Status Prepare() {
-    auto make = [&](const char* sql, std::unique_ptr<SqliteStatement>* out) -> Status {
-      SKIFF_ASSIGN_OR_RETURN(*out, SqliteStatement::Prepare(db_, sql));
+    auto make = [&](const char* sql, std::unique_ptr<Statement>* out) -> Status {
+      SKIFF_ASSIGN_OR_RETURN(*out, Statement::Prepare(db_, sql));
       return Status::Ok();
     };
     SKIFF_RETURN_IF_ERROR(
@@ -408,7 +407,7 @@ class SqliteStore final : public Store {
     const std::vector<DeviceSeq>& devices = batch.device_seqs();
     for (size_t i = 0; i < batch.changes().size(); ++i) {
       const Change& c = batch.changes()[i];
-      SqliteStatement& push = *insert_push_;
+      Statement& push = *insert_push_;
       push.BindInt64(1, static_cast<int64_t>(c.sync_id));
       push.BindText(2, c.group);
       push.BindText(3, c.table);
@@ -430,7 +429,7 @@ class SqliteStore final : public Store {
       SKIFF_RETURN_IF_ERROR(RunSimple(push));
     }
     for (size_t i = batch.changes().size(); i < devices.size(); ++i) {
-      SqliteStatement& st = *upsert_device_;
+      Statement& st = *upsert_device_;
       st.BindText(1, devices[i].device);
       st.BindText(2, devices[i].user);
       st.BindInt64(3, static_cast<int64_t>(devices[i].last_seq));
@@ -441,7 +440,7 @@ class SqliteStore final : public Store {
 
   // Steps a bound query, calling `on_row` for each row, then resets it.
   template <typename OnRow>
-  Status Query(SqliteStatement& st, OnRow&& on_row) {
+  Status Query(Statement& st, OnRow&& on_row) {
     statements_sent_.fetch_add(1, std::memory_order_relaxed);
     for (;;) {
       Result<bool> row = st.Step();
@@ -461,7 +460,7 @@ class SqliteStore final : public Store {
   }
 
   Status Apply(const WriteBatch::Op& op) SKIFF_REQUIRES(mu_) {
-    SqliteStatement& st = op.kind == WriteBatch::Op::Kind::kPut ? *put_ : *delete_;
+    Statement& st = op.kind == WriteBatch::Op::Kind::kPut ? *put_ : *delete_;
     st.BindText(1, op.table);
     st.BindText(2, op.key);
     if (op.kind == WriteBatch::Op::Kind::kPut) st.BindText(3, op.value);
@@ -469,7 +468,7 @@ class SqliteStore final : public Store {
   }
 
   // Steps a statement that returns no rows, then resets it.
-  Status RunSimple(SqliteStatement& st) {
+  Status RunSimple(Statement& st) {
     statements_sent_.fetch_add(1, std::memory_order_relaxed);
     Result<bool> row = st.Step();
     return st.Reset(row.status());
@@ -486,20 +485,20 @@ class SqliteStore final : public Store {
   sqlite3*& db_ = connection_.db;
   Mutex mu_;  // serialises every use of db_ and the statements
   // Set by Open before the store is shared, then used only under mu_.
-  std::unique_ptr<SqliteStatement> get_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> put_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> delete_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> scan_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> begin_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> commit_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> rollback_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> insert_push_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> upsert_device_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> last_sync_id_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> last_by_group_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> read_changes_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> scan_sync_group_ SKIFF_PT_GUARDED_BY(mu_);
-  std::unique_ptr<SqliteStatement> get_device_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> get_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> put_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> delete_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> scan_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> begin_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> commit_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> rollback_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> insert_push_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> upsert_device_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> last_sync_id_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> last_by_group_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> read_changes_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> scan_sync_group_ SKIFF_PT_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> get_device_ SKIFF_PT_GUARDED_BY(mu_);
   std::atomic<uint64_t> statements_sent_{0};
   std::atomic<uint64_t> transactions_{0};
   // Last, so it stops before the statements and the connection go: the

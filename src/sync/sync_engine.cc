@@ -1,12 +1,12 @@
 #include "sync/sync_engine.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <iterator>
 #include <set>
 #include <string>
 
 #include "doc/names.h"
+#include "sync/local_sync_log.h"
 
 namespace skiff::sync {
 namespace {
@@ -35,33 +35,30 @@ const std::vector<std::string>& GroupsOf(const Caller& caller) {
 
 }  // namespace
 
-SyncEngine::SyncEngine(store::Store& store, const Clock& clock, SyncOptions options)
-    : store_(store), clock_(clock), options_(options) {}
+SyncEngine::SyncEngine(store::Store& store, const Clock& clock, SyncOptions options,
+                       std::unique_ptr<SyncLog> log)
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      logger_(options.logger != nullptr ? *options.logger : stderr_logger_),
+      log_(std::move(log)) {}
 
 Result<std::unique_ptr<SyncEngine>> SyncEngine::Start(store::Store& store, const Clock& clock,
-                                                      SyncOptions options) {
-  std::unique_ptr<SyncEngine> engine(new SyncEngine(store, clock, options));
-  if (options.cluster) {
-    if (store.kind() != "postgres") {
-      return BadRequest("cluster mode needs PostgreSQL: the sync engine's store is " +
-                        std::string(store.kind()));
-    }
-    // Listening before the state is read: no commit after the read goes
-    // unannounced.
-    SKIFF_ASSIGN_OR_RETURN(engine->listener_, store::ChangeListener::Open(options.store_url));
-  }
+                                                      SyncOptions options,
+                                                      std::unique_ptr<SyncLog> log) {
+  if (!log) log = std::make_unique<LocalSyncLog>(store);
+  std::unique_ptr<SyncEngine> engine(new SyncEngine(store, clock, options, std::move(log)));
   SKIFF_ASSIGN_OR_RETURN(uint64_t last, store.LastSyncId());
   SKIFF_ASSIGN_OR_RETURN(auto by_group, store.LastSyncIdByGroup());
   {
     // No other thread sees the engine yet; the lock is for the analysis.
     MutexLock lock(&engine->mu_);
     engine->cursor_ = last;
-    engine->scanned_ = last;
     engine->group_last_ = std::move(by_group);
   }
+  engine->log_->Start(*engine, last);
   engine->committer_ = std::thread([e = engine.get()] { e->CommitLoop(); });
   if (options.expiry_thread) engine->expiry_ = std::thread([e = engine.get()] { e->ExpiryLoop(); });
-  if (options.cluster) engine->feed_ = std::thread([e = engine.get()] { e->FeedLoop(); });
   return engine;
 }
 
@@ -78,11 +75,10 @@ void SyncEngine::Stop() {
   }
   queue_cv_.SignalAll();
   expiry_cv_.SignalAll();
-  feed_cv_.SignalAll();
-  if (listener_) listener_->Interrupt();
   if (committer_.joinable()) committer_.join();  // commits what was queued first
   if (expiry_.joinable()) expiry_.join();
-  if (feed_.joinable()) feed_.join();
+  // Before the held waits are answered: the log's threads wake none after.
+  log_->Stop();
   std::vector<WaitRegistry::Callback> held;
   {
     MutexLock lock(&mu_);
@@ -161,44 +157,22 @@ void SyncEngine::Flush() {
   while (!queue_.empty() || committing_) idle_cv_.Wait(mu_);
 }
 
-Status SyncEngine::Resync() {
-  SKIFF_ASSIGN_OR_RETURN(uint64_t last, store_.LastSyncId());
-  SKIFF_ASSIGN_OR_RETURN(auto by_group, store_.LastSyncIdByGroup());
-  devices_.clear();  // their sequences may or may not have landed: read them again
-  std::vector<WaitRegistry::Callback> woken;
-  {
-    MutexLock lock(&mu_);
-    std::vector<std::string> moved;
-    for (const auto& [group, id] : by_group) {
-      auto it = group_last_.find(group);
-      if (it == group_last_.end() || it->second < id) moved.push_back(group);
-    }
-    cursor_ = std::max(cursor_, last);
-    group_last_ = std::move(by_group);
-    woken = waits_.TakeWoken(moved);
-    counters_.waits_woken += woken.size();
-    counters_.waits_held = waits_.size();
-  }
-  for (auto& callback : woken) callback(true);
-  needs_resync_ = false;
-  return Status::Ok();
-}
-
 // Builds the batch in queue order, numbering changes as it goes.
-void SyncEngine::BuildBatch(std::vector<QueuedPush>& pushes, const DeviceLookup& lookup,
-                            Built* built) {
+void SyncEngine::BuildBatch(std::vector<QueuedPush>& pushes, const SyncLog::DeviceLookup& lookup,
+                            SyncBatch* built) {
   for (QueuedPush& push : pushes) {
     const std::string& device = push.request.device;
     DeviceState state;
     if (auto t = built->touched_devices.find(device); t != built->touched_devices.end()) {
       state = t->second;
     } else {
-      Result<DeviceState> found = lookup(push);
+      Result<std::optional<DeviceState>> found = lookup(device);
       if (!found.ok()) {
         built->results.push_back(PushCommitError(found.status()));
         continue;
       }
-      state = std::move(*found);
+      // A device never seen is the caller's.
+      state = found->has_value() ? std::move(**found) : DeviceState{push.caller.user, 0};
     }
     if (state.user != push.caller.user) {
       built->results.push_back(Forbidden("device '" + device + "' belongs to another user"));
@@ -229,84 +203,30 @@ void SyncEngine::BuildBatch(std::vector<QueuedPush>& pushes, const DeviceLookup&
   built->wrote = !built->batch.empty();
 }
 
-// Builds one batch from the given pushes, numbering changes from the
-// cursor; commits it; then publishes the new cursor, wakes the waits of the
-// groups it touched and answers the pushes.
 void SyncEngine::CommitQueued(std::vector<QueuedPush>& pushes) {
-  if (options_.cluster) return CommitClustered(pushes);
-  if (needs_resync_) {
-    if (Status s = Resync(); !s.ok()) {
-      for (QueuedPush& push : pushes) push.done(PushCommitError(s));
-      return;
-    }
-  }
-  Built built;
-  {
-    MutexLock lock(&mu_);
-    built.first_id = built.next_id = cursor_ + 1;
-  }
-  BuildBatch(
-      pushes,
-      [this](const QueuedPush& push) -> Result<DeviceState> {
-        if (auto d = devices_.find(push.request.device); d != devices_.end()) return d->second;
-        // The first push of a device since start: one read of its record.
-        SKIFF_ASSIGN_OR_RETURN(std::optional<store::DeviceSeq> record,
-                               store_.GetDevice(push.request.device));
-        return record.has_value() ? DeviceState{record->user, record->last_seq}
-                                  : DeviceState{push.caller.user, 0};
-      },
-      &built);
-
-  Status committed = built.batch.empty() ? Status::Ok() : store_.Write(built.batch);
-  if (!committed.ok()) {
-    std::fprintf(stderr, "skiff sync: commit of %zu pushes failed: %s\n", pushes.size(),
-                 committed.ToString().c_str());
-    // Whatever the store says, read the committed state again before
-    // numbering anything: an outcome_unknown commit may have landed. The
-    // store's answer, not the cursor read here, says whether ours did: a
-    // cursor that moved by as many ids as this batch held may be another
-    // writer's commit.
-    if (!Resync().ok()) needs_resync_ = true;
-    if (!RetryAlone(pushes, committed)) AnswerFailed(pushes, built, committed);
+  if (Status s = log_->Prepare(); !s.ok()) {
+    for (QueuedPush& push : pushes) push.done(PushCommitError(s));
     return;
   }
-  for (auto& [device, state] : built.touched_devices) devices_[device] = state;
-  Publish(pushes, built, built.next_id - 1);
-}
-
-// The store numbers the batch from its counter, under the counter's lock,
-// with the devices' records read in the same transaction: nothing of
-// another server's commits can be stale here, so nothing is cached.
-void SyncEngine::CommitClustered(std::vector<QueuedPush>& pushes) {
   std::set<std::string> unique;
   for (const QueuedPush& push : pushes) unique.insert(push.request.device);
-  const std::vector<std::string> devices(unique.begin(), unique.end());
-  Built built;
-  Result<uint64_t> last = store_.CommitSync(
-      devices,
-      [&](uint64_t counter, const std::map<std::string, store::DeviceSeq, std::less<>>& records,
-          store::WriteBatch* batch) {
-        built = Built();
-        built.first_id = built.next_id = counter + 1;
-        BuildBatch(
-            pushes,
-            [&records](const QueuedPush& push) -> Result<DeviceState> {
-              auto it = records.find(push.request.device);
-              if (it == records.end()) return DeviceState{push.caller.user, 0};
-              return DeviceState{it->second.user, it->second.last_seq};
-            },
-            &built);
-        std::swap(*batch, built.batch);
-      });
+  SyncBatch built;
+  Result<uint64_t> last = log_->Commit(
+      {unique.begin(), unique.end()},
+      [&pushes](uint64_t first_id, const SyncLog::DeviceLookup& lookup, SyncBatch* batch) {
+        *batch = SyncBatch();
+        batch->first_id = batch->next_id = first_id;
+        BuildBatch(pushes, lookup, batch);
+      },
+      &built);
   if (!last.ok()) {
-    std::fprintf(stderr, "skiff sync: cluster commit of %zu pushes failed: %s\n", pushes.size(),
-                 last.status().ToString().c_str());
-    // An outcome_unknown commit may have landed: publish what did. The
-    // numbering needs nothing: the next commit reads the counter again.
-    if (Status s = CatchUp(); !s.ok()) {
-      std::fprintf(stderr, "skiff sync: catching up after it failed too: %s\n",
-                   s.ToString().c_str());
-    }
+    Logf(logger_, LogLevel::kError, "sync", "commit of %zu pushes failed: %s", pushes.size(),
+         last.status().ToString().c_str());
+    // Whatever the store says, the log publishes what landed before
+    // anything is numbered again: an outcome_unknown commit may have. The
+    // store's answer, not the cursor, says whether ours did: a cursor that
+    // moved by as many ids as this batch held may be another writer's commit.
+    log_->Failed();
     if (!RetryAlone(pushes, last.status())) {
       if (built.results.size() != pushes.size()) built.results.clear();  // never built
       AnswerFailed(pushes, built, last.status());
@@ -314,16 +234,7 @@ void SyncEngine::CommitClustered(std::vector<QueuedPush>& pushes) {
     return;
   }
   Publish(pushes, built, *last);
-  // After publishing: the pushes are answered without waiting for it, and
-  // this engine's own notification finds its commit seen and costs no read.
-  if (options_.notify && built.applied > 0) {
-    // A lost notification only delays the other servers until their poll:
-    // the push has committed.
-    if (Status s = store_.NotifySync(*last); !s.ok()) {
-      std::fprintf(stderr, "skiff sync: NOTIFY after sync commit %llu failed: %s\n",
-                   static_cast<unsigned long long>(*last), s.ToString().c_str());
-    }
-  }
+  log_->Committed(built, *last);
 }
 
 bool SyncEngine::RetryAlone(std::vector<QueuedPush>& pushes, const Status& committed) {
@@ -338,7 +249,7 @@ bool SyncEngine::RetryAlone(std::vector<QueuedPush>& pushes, const Status& commi
   return true;
 }
 
-void SyncEngine::AnswerFailed(std::vector<QueuedPush>& pushes, const Built& built,
+void SyncEngine::AnswerFailed(std::vector<QueuedPush>& pushes, const SyncBatch& built,
                               const Status& committed) {
   for (size_t i = 0; i < pushes.size(); ++i) {
     const bool own_error = i < built.results.size() && !built.results[i].ok();
@@ -361,14 +272,12 @@ std::vector<WaitRegistry::Callback> SyncEngine::AdvanceGroups(
   return woken;
 }
 
-void SyncEngine::Publish(std::vector<QueuedPush>& pushes, Built& built, uint64_t last) {
+void SyncEngine::Publish(std::vector<QueuedPush>& pushes, SyncBatch& built, uint64_t last) {
   std::vector<WaitRegistry::Callback> woken;
   uint64_t cursor;
   {
     MutexLock lock(&mu_);
     cursor_ = std::max(cursor_, last);
-    // Ids before this batch's may be other servers' commits not yet read.
-    if (built.first_id <= scanned_ + 1) scanned_ = std::max(scanned_, last);
     woken = AdvanceGroups(built.touched_groups);
     counters_.changes_applied += built.applied;
     counters_.changes_skipped += built.skipped;
@@ -391,82 +300,14 @@ void SyncEngine::Publish(std::vector<QueuedPush>& pushes, Built& built, uint64_t
   counters_.pushes += ok_pushes;
 }
 
-Status SyncEngine::CatchUp() {
-  uint64_t after;
-  {
-    MutexLock lock(&mu_);
-    after = scanned_;
-  }
-  SKIFF_ASSIGN_OR_RETURN(auto by_group, store_.LastSyncIdByGroupSince(after));
+void SyncEngine::Advance(uint64_t last, const std::map<std::string, uint64_t>& groups) {
   std::vector<WaitRegistry::Callback> woken;
   {
     MutexLock lock(&mu_);
-    // Cluster commits are gap-free in commit order: what a read sees is
-    // every change up to its highest id.
-    uint64_t top = after;
-    for (const auto& [group, id] : by_group) top = std::max(top, id);
-    cursor_ = std::max(cursor_, top);
-    scanned_ = std::max(scanned_, top);
-    woken = AdvanceGroups(by_group);
-    ++counters_.catch_ups;
+    cursor_ = std::max(cursor_, last);
+    woken = AdvanceGroups(groups);
   }
   for (auto& callback : woken) callback(true);
-  return Status::Ok();
-}
-
-void SyncEngine::FeedLoop() {
-  using Steady = std::chrono::steady_clock;
-  constexpr std::chrono::milliseconds kRetryAfter(500);
-  auto next_poll = Steady::now() + options_.poll_interval;
-  bool failing = false;
-  for (;;) {
-    {
-      MutexLock lock(&mu_);
-      if (stopping_) return;
-    }
-    const auto left =
-        std::clamp(std::chrono::ceil<std::chrono::milliseconds>(next_poll - Steady::now()),
-                   std::chrono::milliseconds(0), options_.poll_interval);
-    Result<store::ChangeListener::Event> event = listener_->Wait(left);
-    bool catch_up = Steady::now() >= next_poll;
-    if (event.ok()) {
-      if (failing) std::fprintf(stderr, "skiff sync: listening for other servers' commits again\n");
-      failing = false;
-      // A notification of a commit already seen (this engine's own, or one
-      // a catch-up read) needs no read.
-      bool news = event->new_session;
-      if (event->notifications > 0) {
-        MutexLock lock(&mu_);
-        news = news || event->last_sync_id > scanned_;
-      }
-      catch_up = catch_up || news;
-    } else {
-      if (!failing) {
-        std::fprintf(stderr, "skiff sync: %s; polling until it is back\n",
-                     event.status().ToString().c_str());
-      }
-      failing = true;
-      // Before trying to reconnect; Stop() cuts it short.
-      MutexLock lock(&mu_);
-      if (!stopping_) {
-        feed_cv_.WaitFor(mu_, std::min(options_.poll_interval, kRetryAfter));
-      }
-    }
-    {
-      MutexLock lock(&mu_);
-      if (stopping_) return;
-    }
-    if (catch_up) {
-      next_poll = Steady::now() + options_.poll_interval;
-      if (Status s = CatchUp(); !s.ok()) {
-        std::fprintf(stderr, "skiff sync: catching up on other servers' commits failed: %s\n",
-                     s.ToString().c_str());
-        // What it was to read may be what no notification will announce
-        // again (a new session's backlog): try again soon.
-        next_poll = Steady::now() + std::min(options_.poll_interval, kRetryAfter);
-      }
-    }
-  }
 }
 
 Result<PullReply> SyncEngine::Pull(const Caller& caller, uint64_t since, size_t limit) {
@@ -475,7 +316,7 @@ Result<PullReply> SyncEngine::Pull(const Caller& caller, uint64_t since, size_t 
   }
   // Another server may have handed out a cursor this one has not caught up
   // on yet.
-  if (options_.cluster && since > cursor()) SKIFF_RETURN_IF_ERROR(CatchUp());
+  if (since > cursor()) SKIFF_RETURN_IF_ERROR(log_->CatchUp());
   uint64_t committed;
   {
     MutexLock lock(&mu_);
@@ -525,9 +366,9 @@ SyncEngine::WaitId SyncEngine::Wait(const Caller& caller, uint64_t since,
                     std::to_string(options_.max_wait.count())));
     return 0;
   }
-  if (options_.cluster && since > cursor()) {
+  if (since > cursor()) {
     // As in Pull; a failed read leaves the cursor, and the answer, as they are.
-    (void)CatchUp();
+    (void)log_->CatchUp();
   }
   WaitReply now;
   {
@@ -615,8 +456,13 @@ uint64_t SyncEngine::cursor() const {
 }
 
 SyncCounters SyncEngine::counters() const {
-  MutexLock lock(&mu_);
-  return counters_;
+  SyncCounters counters;
+  {
+    MutexLock lock(&mu_);
+    counters = counters_;
+  }
+  counters.catch_ups = log_->catch_ups();
+  return counters;
 }
 
 }  // namespace skiff::sync

@@ -12,7 +12,7 @@
 
 #include "client/internal/json_reader.h"
 #include "doc/document.h"
-#include "server/internal/sync_codec.h"
+#include "server/internal/wire/sync_replies.h"
 
 #include "test/status_matchers.h"
 

@@ -415,6 +415,13 @@ TEST_F(ClusterTest, PushesThroughEveryInstanceNumberOneToN) {
   const uint64_t cursor = retried->at("cursor").get<uint64_t>();
   EXPECT_EQ(cursor, static_cast<uint64_t>(kDevices * kPushes));
   for (auto& c : clients) {
+    // The cursor instance C gave out, accepted here. It comes first: an
+    // instance learns of another's commits from its NOTIFY, which may not
+    // have arrived yet, and a cursor ahead of its own makes it catch up
+    // from the store (docs/cluster.md), so every pull after it sees all.
+    client::Reply from_c = c->CallSync({{"op", "pull"}, {"since", cursor}});
+    ASSERT_OK(from_c);
+    EXPECT_TRUE(from_c->at("changes").empty());
     client::Reply pulled = c->CallSync({{"op", "pull"}, {"since", 0}, {"limit", 10000}});
     ASSERT_OK(pulled);
     std::set<std::string> keys;
@@ -424,10 +431,6 @@ TEST_F(ClusterTest, PushesThroughEveryInstanceNumberOneToN) {
       EXPECT_TRUE(keys.insert(change.at("key").get<std::string>()).second);
     }
     EXPECT_EQ(keys.size(), static_cast<size_t>(kDevices * kPushes));
-    // The cursor instance C gave out, accepted here.
-    client::Reply from_c = c->CallSync({{"op", "pull"}, {"since", cursor}});
-    ASSERT_OK(from_c);
-    EXPECT_TRUE(from_c->at("changes").empty());
   }
 }
 
@@ -527,6 +530,107 @@ TEST_F(ClusterTest, PeerLoginNeedsTheClusterSecret) {
   auto peer = client::Client::Connect(o);
   ASSERT_OK(peer);
   EXPECT_OK((*peer)->Set("notes", "from-a-peer", {{"v", 1}}));
+}
+
+// A relayed reply is the owner's text with the client's id put back: for a
+// user who may write but not read, add loses `value` and delete `found`
+// there as on the owner, and a reader's reply keeps them.
+TEST_F(ClusterTest, RelayedRepliesTellAWriteOnlyUserWhatTheOwnerWould) {
+  if (!fixture_) return;
+  std::string writer_secret;
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "user", "add", "wo", "--write", "*"},
+                                &writer_secret),
+            0);
+  StartInstances(2);
+  // Keys owned by the second instance, reached through the first.
+  std::vector<std::string> keys;
+  for (int i = 0; keys.size() < 20 && i < 2000; ++i) {
+    const std::string key = "w" + std::to_string(i);
+    if (OwnerPort("counters", key) == instances_[1]->port()) keys.push_back(key);
+  }
+  ASSERT_EQ(keys.size(), 20u);
+  client::ClientOptions o;
+  o.port = instances_[0]->port();
+  o.user = "wo";
+  o.secret = writer_secret;
+  o.connections = 1;
+  auto writer = client::Client::Connect(o);
+  ASSERT_OK(writer);
+  auto reader = Connect(instances_[0]->port(), 1);
+  for (const std::string& key : keys) {
+    client::Reply added = (*writer)->CallSync(AddOne(key));
+    ASSERT_OK(added);
+    EXPECT_FALSE(added->contains("value")) << added->dump();
+    client::Reply read_added = reader->CallSync(AddOne(key));
+    ASSERT_OK(read_added);
+    EXPECT_EQ(read_added->at("value"), 2) << read_added->dump();
+    client::Reply deleted =
+        (*writer)->CallSync({{"op", "delete"}, {"table", "counters"}, {"key", key}});
+    ASSERT_OK(deleted);
+    EXPECT_FALSE(deleted->contains("found")) << deleted->dump();
+    client::Reply read_deleted =
+        reader->CallSync({{"op", "delete"}, {"table", "counters"}, {"key", key}});
+    ASSERT_OK(read_deleted);
+    EXPECT_EQ(read_deleted->at("found"), false) << read_deleted->dump();
+  }
+}
+
+// Access is checked once, where a request arrives, whichever instance
+// serves its key: a refusal reads the same for a key served there and for
+// one relayed to its owner, in the words of a server without cluster mode.
+TEST_F(ClusterTest, RefusalsReadAlikeWhereverTheKeyIsServed) {
+  if (!fixture_) return;
+  std::string reader_secret;
+  ASSERT_EQ(
+      support::RunCommand({SKIFF_PATH, "--store", url_, "user", "add", "ro", "--read", "notes"},
+                          &reader_secret),
+      0);
+  StartInstances(2);
+  // A key of each instance, asked through the first.
+  std::map<uint16_t, std::string> key_of;
+  for (int i = 0; key_of.size() < 2 && i < 2000; ++i) {
+    const std::string key = "r" + std::to_string(i);
+    key_of.emplace(OwnerPort("counters", key), key);
+  }
+  ASSERT_EQ(key_of.count(instances_[0]->port()), 1u);
+  ASSERT_EQ(key_of.count(instances_[1]->port()), 1u);
+  client::ClientOptions o;
+  o.port = instances_[0]->port();
+  o.user = "ro";
+  o.secret = reader_secret;
+  o.connections = 1;
+  auto reader = client::Client::Connect(o);
+  ASSERT_OK(reader);
+  for (const auto& [owner, key] : key_of) {
+    SCOPED_TRACE(key + ", owned by the instance on port " + std::to_string(owner));
+    client::Reply read = (*reader)->CallSync({{"op", "get"}, {"table", "counters"}, {"key", key}});
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.status().code(), StatusCode::kForbidden);
+    EXPECT_EQ(read.status().message(), "user 'ro' may not read table 'counters'");
+    client::Reply added = (*reader)->CallSync(AddOne(key));
+    ASSERT_FALSE(added.ok());
+    EXPECT_EQ(added.status().code(), StatusCode::kForbidden);
+    EXPECT_EQ(added.status().message(), "user 'ro' may not write table 'counters'");
+    EXPECT_OK((*reader)->CallSync({{"op", "get"}, {"table", "notes"}, {"key", key}}));
+  }
+}
+
+// `stats` through each instance names it (the router's members, added to
+// the request handler's reply).
+TEST_F(ClusterTest, StatsThroughEachInstanceNameIt) {
+  if (!fixture_) return;
+  StartInstances(2);
+  std::set<uint64_t> ids;
+  for (const auto& p : instances_) {
+    auto c = Connect(p->port(), 1);
+    client::Reply stats = c->CallSync({{"op", "stats"}});
+    ASSERT_OK(stats);
+    ASSERT_TRUE(stats->contains("cluster")) << stats->dump();
+    ids.insert(stats->at("cluster").at("instance").get<uint64_t>());
+    EXPECT_GT(stats->at("cluster").at("partitions_served").get<uint64_t>(), 0u);
+  }
+  EXPECT_EQ(ids.size(), 2u);
+  EXPECT_EQ(ids.count(0), 0u);
 }
 
 }  // namespace

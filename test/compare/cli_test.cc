@@ -1,5 +1,6 @@
 #include "compare/cli.h"
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -71,9 +72,66 @@ TEST(CliOptionsTest, BadArguments) {
            {"--alpha"},
            {"--cpu-time=yes", "a", "b"},
            {"--bogus", "a", "b"},
+           {"--figures"},
+           {"--figures", "a", "b"},
+           {"--figures", "--filters", "sqlite", "postgres", "a"},
+           {"--figures", "--format", "table", "a"},
+           {"--figures", "--format=markdown", "a"},
        }) {
     EXPECT_FALSE(ParseCliOptions(args).ok()) << ::testing::PrintToString(args);
   }
+}
+
+TEST(CliOptionsTest, BooleanFlagsBareOrTrueOrFalse) {
+  auto bare = ParseCliOptions({"--cpu-time", "a", "b"});
+  ASSERT_OK(bare);
+  EXPECT_TRUE(bare->settings.cpu_time);
+  EXPECT_EQ(bare->base_path, "a");  // a bare flag never takes the next word
+  auto valued = ParseCliOptions({"--cpu-time=true", "--fail-on-slower=false", "a", "b"});
+  ASSERT_OK(valued);
+  EXPECT_TRUE(valued->settings.cpu_time);
+  EXPECT_FALSE(valued->settings.fail_on_slower);
+}
+
+TEST(CliOptionsTest, FiguresTakeOneRun) {
+  auto o = ParseCliOptions({"--figures", "run.json"});
+  ASSERT_OK(o);
+  EXPECT_TRUE(o->figures);
+  EXPECT_EQ(o->head_path, "run.json");
+  EXPECT_EQ(o->format, Format::kJson);
+  auto json = ParseCliOptions({"--format=json", "--figures", "run.json"});
+  ASSERT_OK(json);
+  EXPECT_TRUE(json->figures);
+  auto plain = ParseCliOptions({"a.json", "b.json"});
+  ASSERT_OK(plain);
+  EXPECT_FALSE(plain->figures);
+}
+
+TEST(CliTest, UsageErrorsSayWhat) {
+  Outcome unknown = Invoke({"--bogus", "a", "b"});
+  EXPECT_EQ(unknown.code, 64);
+  EXPECT_NE(unknown.err.find("--bogus"), std::string::npos) << unknown.err;
+  Outcome bad = Invoke({"--alpha", "2", "a", "b"});
+  EXPECT_EQ(bad.code, 64);
+  EXPECT_NE(bad.err.find("--alpha"), std::string::npos) << bad.err;
+  EXPECT_TRUE(unknown.out.empty());
+}
+
+// docs/benchmarks.md's option table lists every option --help lists.
+TEST(CliTest, BenchmarksDocListsEveryOption) {
+  std::ifstream in(std::string(SKIFF_COMPARE_GOLDEN_DIR) + "/../../../docs/benchmarks.md");
+  ASSERT_TRUE(in);
+  std::stringstream doc;
+  doc << in.rdbuf();
+  std::istringstream help(HelpText());
+  int options = 0;
+  for (std::string word; help >> word;) {
+    if (word.rfind("--", 0) != 0 || word == "--help" || word.size() < 3) continue;
+    word = word.substr(0, word.find_first_not_of("abcdefghijklmnopqrstuvwxyz-"));
+    ++options;
+    EXPECT_NE(doc.str().find("| `" + word), std::string::npos) << word;
+  }
+  EXPECT_GE(options, 9);
 }
 
 TEST(CliTest, HelpExitsZero) {
@@ -142,6 +200,34 @@ TEST(CliTest, MarkdownOutput) {
   EXPECT_NE(o.out.find("| BM_Sum/4000 | statements_per_write | 3 | 4 |"), std::string::npos)
       << o.out;
   EXPECT_NE(o.out.find("**Result:** exit 1"), std::string::npos);
+}
+
+// A run alone: its figures, whatever happened in it (an errored case is a
+// state among the figures, not an exit code), and the same figures a
+// comparison with it as HEAD carries.
+TEST(CliTest, FiguresOfOneRunJudgeNothing) {
+  Outcome o = Invoke({"--figures", Golden("real_errored3.json")});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(o.err.empty()) << o.err;
+  auto doc = nlohmann::json::parse(o.out);
+  EXPECT_EQ(doc["format"], "skiff-compare-figures/1");
+  EXPECT_FALSE(doc.contains("benchmarks"));
+  EXPECT_FALSE(doc.contains("exit_code"));
+  Outcome compared =
+      Invoke({"--format", "json", Golden("real_ok3.json"), Golden("real_errored3.json")});
+  EXPECT_EQ(compared.code, 2);
+  EXPECT_EQ(doc["runs"]["head"], nlohmann::json::parse(compared.out)["runs"]["head"]);
+  bool errored = false;
+  for (const auto& b : doc["runs"]["head"]["benchmarks"]) errored |= b["state"] == "errored";
+  EXPECT_TRUE(errored);
+}
+
+TEST(CliTest, FiguresOfBadInputExitThree) {
+  Outcome o = Invoke({"--figures", Golden("malformed_truncated.json")});
+  EXPECT_EQ(o.code, 3);
+  EXPECT_TRUE(o.out.empty());
+  EXPECT_NE(o.err.find("malformed_truncated.json: malformed JSON"), std::string::npos) << o.err;
+  EXPECT_EQ(Invoke({"--figures", Golden("real_base.json"), Golden("real_base.json")}).code, 64);
 }
 
 TEST(CliTest, JsonOutputIsMachineReadable) {

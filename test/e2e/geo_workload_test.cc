@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "server/internal/geo_index.h"
+#include "geo/geo_index.h"
 #include "support/geo/geo_oracle.h"
 
 #include "test/status_matchers.h"
@@ -90,13 +90,13 @@ TEST(GeoOracleTest, DistanceIsHaversineOnTheMeanRadius) {
 // close in any answer, which the order check below would catch.)
 TEST(GeoOracleTest, AgreesWithTheIndexOnThePinnedWorkload) {
   const GeoWorkload w(20'000, 30);
-  server::internal::GeoIndex index;
+  skiff::geo::GeoIndex index;
   for (const GeoPoint& p : w.points()) ASSERT_OK(index.Upsert(std::to_string(p.id), p.lat, p.lon));
-  std::vector<server::internal::GeoHit> hits;
+  std::vector<skiff::geo::GeoHit> hits;
   for (size_t i = 0; i < w.query_count(); ++i) {
     for (bool box : {true, false}) {
       const GeoSearch q = w.Query(i);
-      server::internal::GeoQuery iq;
+      skiff::geo::GeoQuery iq;
       iq.lat = q.lat;
       iq.lon = q.lon;
       iq.limit = q.limit;

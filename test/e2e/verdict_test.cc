@@ -1,9 +1,9 @@
 // The end-to-end suite's verdict, proven on a real run: contention_bench's
 // add-counter case against an in-process server that acknowledges one add
-// in N without applying it (Server::LoseOneAddInForTesting, a test seam set
-// through the bench's --test-drop-one-add-in flag) must exit 2 (the suite's
-// code for a failed case) and say why; the same case on an honest server
-// must exit 0.
+// in N without applying it (support/losing_add_handler.h, a handler wrapper
+// installed through the bench's --test-drop-one-add-in flag) must exit 2
+// (the suite's code for a failed case) and say why; the same case on an
+// honest server must exit 0.
 #include <string>
 #include <vector>
 

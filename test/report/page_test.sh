@@ -6,7 +6,8 @@
 # counters and pack_bench's sizes, time per operation for the end-to-end
 # cases, capped runs flagged, stores side by side, sustainable rates, whole labels, a history
 # chart, and that every chart drew pixels and bad input is refused. Leaves
-# page.html and page.png for each fixture in OUT_DIR.
+# page.html and page.png for each fixture in OUT_DIR. The page reads every
+# run through skiff-compare ($SKIFF_COMPARE, which ctest sets).
 #
 #   page_test.sh REPORT_DIR FIXTURES_DIR OUT_DIR
 # Fixtures: quick/ (a quick run of store, pack, kv and memory families by

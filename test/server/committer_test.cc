@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/clock.h"
 #include "store/store.h"
 
 #include "test/status_matchers.h"
@@ -57,12 +58,13 @@ class FaultyStore : public store::StoreWrapper {
 
 class CommitterTest : public ::testing::Test {
  protected:
+  SystemClock clock_;
   std::unique_ptr<store::Store> memory_ = store::NewMemoryStore();
   FaultyStore store_{*memory_};
 };
 
 TEST_F(CommitterTest, WritesQueuedDuringACommitShareTheNext) {
-  Committer committer(store_, Durability::kCommit, std::chrono::milliseconds(100));
+  Committer committer(store_, clock_, Durability::kCommit, std::chrono::milliseconds(100));
   store_.Hold(true);
   std::vector<std::future<Status>> done;
   auto write = [&](const std::string& key, std::optional<std::string> value) {
@@ -85,7 +87,7 @@ TEST_F(CommitterTest, WritesQueuedDuringACommitShareTheNext) {
 }
 
 TEST_F(CommitterTest, OnlyTheSameTableAndKeyAreOneDocument) {
-  Committer committer(store_, Durability::kCommit, std::chrono::milliseconds(100));
+  Committer committer(store_, clock_, Durability::kCommit, std::chrono::milliseconds(100));
   store_.Hold(true);
   committer.Write("t", "first", "0", nullptr);  // may go alone; the rest go together
   committer.Write("a", "k", "1", nullptr);
@@ -102,7 +104,7 @@ TEST_F(CommitterTest, OnlyTheSameTableAndKeyAreOneDocument) {
 }
 
 TEST_F(CommitterTest, CommitFailureFailsEveryWriteOfTheTransaction) {
-  Committer committer(store_, Durability::kCommit, std::chrono::milliseconds(100));
+  Committer committer(store_, clock_, Durability::kCommit, std::chrono::milliseconds(100));
   store_.Hold(true);
   store_.FailNext(1);
   std::promise<Status> a;
@@ -121,7 +123,7 @@ TEST_F(CommitterTest, CommitFailureFailsEveryWriteOfTheTransaction) {
 }
 
 TEST_F(CommitterTest, MemoryModeRetriesAFailedFlush) {
-  Committer committer(store_, Durability::kMemory, std::chrono::milliseconds(5));
+  Committer committer(store_, clock_, Durability::kMemory, std::chrono::milliseconds(5));
   store_.FailNext(2);
   std::atomic<int> done{0};
   committer.Write("t", "a", "1", [&](const Status& s, uint64_t) { done += s.ok() ? 1 : 100; });
@@ -146,7 +148,7 @@ TEST_F(CommitterTest, WriteLatestStoresTheStateAtCommitTime) {
     b.Put("t", "gone", "0");
     return b;
   }()));
-  Committer committer(store_, Durability::kMemory, std::chrono::hours(1));
+  Committer committer(store_, clock_, Durability::kMemory, std::chrono::hours(1));
   std::mutex mu;
   std::string counter = "1";  // guarded by mu
   int reads = 0;              // guarded by mu
@@ -187,10 +189,60 @@ TEST_F(CommitterTest, WriteLatestStoresTheStateAtCommitTime) {
 
 TEST_F(CommitterTest, StopWritesWhatIsQueued) {
   {
-    Committer committer(store_, Durability::kMemory, std::chrono::hours(1));
+    Committer committer(store_, clock_, Durability::kMemory, std::chrono::hours(1));
     committer.Write("t", "a", "1", nullptr);
   }
   EXPECT_EQ(**memory_->Get("t", "a"), "1");
+}
+
+// Memory mode on a manual clock: the backlog ages and the interval passes
+// only when the clock moves, however long the test runs.
+TEST_F(CommitterTest, MemoryModeFlushesWhenItsClockPassesTheInterval) {
+  ManualClock manual;
+  Committer committer(store_, manual, Durability::kMemory, std::chrono::hours(1));
+  std::promise<Status> landed;
+  committer.Write("t", "a", "1", [&](const Status& s, uint64_t) { landed.set_value(s); });
+  EXPECT_EQ(committer.backlog().writes, 1u);
+  EXPECT_EQ(committer.backlog().oldest, std::chrono::nanoseconds(0));
+  manual.Advance(std::chrono::seconds(3));
+  EXPECT_EQ(committer.backlog().oldest, std::chrono::seconds(3));
+  EXPECT_EQ(committer.taken(), 0u);  // the hour has not passed on the clock
+
+  // The interval runs from when the committer's thread began to wait,
+  // which this thread cannot see: move the clock an interval at a time
+  // until the write lands (the bound is only for a committer that never
+  // flushes).
+  std::future<Status> done = landed.get_future();
+  for (int i = 0;
+       i < 6000 && done.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready; ++i) {
+    manual.Advance(std::chrono::hours(1));
+  }
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_OK(done.get());
+  EXPECT_EQ(**memory_->Get("t", "a"), "1");
+  EXPECT_EQ(committer.backlog().writes, 0u);
+}
+
+// A failed memory-mode flush is retried when the clock says so, not before.
+TEST_F(CommitterTest, MemoryModeRetriesOnItsClock) {
+  ManualClock manual;
+  Committer committer(store_, manual, Durability::kMemory, std::chrono::hours(1));
+  store_.FailNext(1);
+  std::promise<Status> landed;
+  committer.Write("t", "a", "1", [&](const Status& s, uint64_t) { landed.set_value(s); });
+  // Flush makes the first attempt at once and reports its failure.
+  EXPECT_STATUS(committer.Flush(), kUnavailable);
+  EXPECT_TRUE(committer.backlog().failing);
+  EXPECT_EQ(committer.backlog().writes, 1u);
+
+  // The retry waits at most 200 ms of the clock (less than the interval).
+  manual.Advance(std::chrono::milliseconds(200));
+  std::future<Status> done = landed.get_future();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  EXPECT_OK(done.get());
+  EXPECT_EQ(store_.writes(), 2);
+  EXPECT_EQ(**memory_->Get("t", "a"), "1");
+  EXPECT_FALSE(committer.backlog().failing);
 }
 
 }  // namespace

@@ -393,5 +393,30 @@ TEST_F(GeoTiersTest, PackedAndEvictedDocumentsStayFindable) {
   EXPECT_EQ(NearKeys(c, "places", 0, 0), (std::vector<std::string>{"b", "a"}));
 }
 
+// An answer whose first document is in memory and the rest evicted: the
+// store worker goes on from the first evicted one with what was read, and
+// the answer is the same as when all are in memory.
+TEST_F(GeoTiersTest, AnAnswerPartlyInMemoryIsFinishedOnAStoreWorker) {
+  ASSERT_OK(server::AddGeoIndex(*store_, {"places", {"lat"}, {"lon"}, {}}));
+  StartManual();
+  client::Client& c = Alice();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(c.Set("places", "p" + std::to_string(i), {{"lat", 0}, {"lon", 0.001 * i}, {"n", i}}));
+  }
+  manual_.Advance(std::chrono::seconds(11));
+  ASSERT_TRUE(WaitForTiers(c, [](const Value& t) { return t["packed"]["documents"] == 3; }));
+  manual_.Advance(std::chrono::seconds(61));
+  ASSERT_TRUE(WaitForTiers(c, [](const Value& t) {
+    return t["packed"]["documents"] == 0 && t["hot"]["documents"] == 0;
+  }));
+  ASSERT_OK(c.Get("places", "p0"));  // back in memory; p1 and p2 stay evicted
+  auto items = Near(c, {{"table", "places"}, {"lat", 0}, {"lon", 0}, {"values", true}});
+  ASSERT_OK(items);
+  ASSERT_EQ(Keys(*items), (std::vector<std::string>{"p0", "p1", "p2"}));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ((*items)[size_t(i)].value, (Value{{"lat", 0}, {"lon", 0.001 * i}, {"n", i}}));
+  }
+}
+
 }  // namespace
 }  // namespace skiff::testing

@@ -1,6 +1,11 @@
-#include "server/internal/protocol.h"
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "server/internal/wire/replies.h"
+#include "server/internal/wire/request_decoder.h"
 
 #include "test/status_matchers.h"
 

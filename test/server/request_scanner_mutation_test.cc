@@ -14,8 +14,8 @@
 
 #include "doc/document.h"
 #include "doc/names.h"
-#include "server/internal/protocol.h"
-#include "server/internal/request_scanner.h"
+#include "server/internal/wire/request_decoder.h"
+#include "server/internal/wire/request_scanner.h"
 
 #include "test/server/same_value.h"
 #include "test/server/scanner_agreement.h"

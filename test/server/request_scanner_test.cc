@@ -2,7 +2,7 @@
 // the frames the benchmarks send and refuse everything unusual, reading what
 // it takes exactly as the full decoder does (scanner_agreement.h). The
 // mutated frames are in request_scanner_mutation_test.cc.
-#include "server/internal/request_scanner.h"
+#include "server/internal/wire/request_scanner.h"
 
 #include <cstdint>
 #include <optional>
@@ -14,7 +14,7 @@
 
 #include "doc/document.h"
 #include "doc/names.h"
-#include "server/internal/protocol.h"
+#include "server/internal/wire/request_decoder.h"
 
 #include "test/server/same_value.h"
 #include "test/server/scanner_agreement.h"

@@ -11,8 +11,9 @@
 #include <string_view>
 
 #include "doc/document.h"
-#include "server/internal/protocol.h"
-#include "server/internal/request_scanner.h"
+#include "server/internal/wire/request_decoder.h"
+#include "server/internal/wire/request_fields.h"
+#include "server/internal/wire/request_scanner.h"
 
 #include "test/server/same_value.h"
 

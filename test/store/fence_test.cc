@@ -1,8 +1,8 @@
 // Cluster mode's fencing at the store: a batch carrying fences commits only
 // if every partition it names is still owned at the epoch given, checked in
 // the statement that writes it; otherwise nothing of it is applied. The partition
-// table is the one the cluster instances keep (src/server/cluster/
-// ownership.cc), created here by hand.
+// table is the one the cluster instances keep (src/store/postgres_leases.cc),
+// created here by hand.
 #include <string>
 
 #include <pqxx/pqxx>

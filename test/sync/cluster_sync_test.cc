@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "sync/cluster_sync_log.h"
 #include "sync/sync_engine.h"
 
 #include "test/store/store_test_util.h"
@@ -32,6 +33,16 @@ Caller MakeCaller(std::string user, std::vector<std::string> groups) {
 
 PushChange Row(uint64_t seq, std::string key, std::string group, std::string value) {
   return PushChange{seq, "tasks", std::move(key), std::move(group), std::move(value)};
+}
+
+// A cluster instance's engine, as skiffd builds it: the cluster's sync log
+// on `store`, then the engine over it.
+Result<std::unique_ptr<SyncEngine>> StartClustered(store::Store& store, const Clock& clock,
+                                                   SyncOptions options,
+                                                   ClusterSyncLogOptions log_options) {
+  SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<SyncLog> log,
+                         ClusterSyncLog::Open(store, std::move(log_options)));
+  return SyncEngine::Start(store, clock, options, std::move(log));
 }
 
 // Counts answered waits; Await blocks until `n` are in or a generous
@@ -92,11 +103,11 @@ class ClusterSyncTest : public testing::Test {
       stores_.push_back(std::move(*store));
       SyncOptions options;
       options.expiry_thread = false;  // the manual clock stands still: held waits never time out
-      options.cluster = true;
-      options.store_url = fixture_->url();
-      options.notify = notify[i];
-      options.poll_interval = poll;
-      auto engine = SyncEngine::Start(*stores_.back(), clock_, options);
+      ClusterSyncLogOptions log_options;
+      log_options.store_url = fixture_->url();
+      log_options.notify = notify[i];
+      log_options.poll_interval = poll;
+      auto engine = StartClustered(*stores_.back(), clock_, options, log_options);
       ASSERT_OK(engine);
       engines_.push_back(std::move(*engine));
     }
@@ -169,10 +180,9 @@ class ClusterSyncTest : public testing::Test {
 TEST(ClusterModeEngineTest, NeedsPostgreSQL) {
   ManualClock clock;
   auto store = store::NewMemoryStore();
-  SyncOptions options;
-  options.cluster = true;
-  options.store_url = "memory:";
-  auto engine = SyncEngine::Start(*store, clock, options);
+  ClusterSyncLogOptions log_options;
+  log_options.store_url = "memory:";
+  auto engine = StartClustered(*store, clock, SyncOptions(), log_options);
   EXPECT_STATUS(engine, kBadRequest);
   EXPECT_NE(engine.status().message().find("cluster mode needs PostgreSQL"), std::string::npos)
       << engine.status().message();

@@ -36,6 +36,7 @@ class SyncEngineTest : public testing::TestWithParam<std::string> {
     engine_.reset();
     SyncOptions options;
     options.expiry_thread = false;  // the manual clock drives timeouts
+    options.logger = &logger_;
     auto engine = SyncEngine::Start(store, clock_, options);
     ASSERT_OK(engine);
     engine_ = std::move(*engine);
@@ -72,6 +73,7 @@ class SyncEngineTest : public testing::TestWithParam<std::string> {
   }
 
   ManualClock clock_;
+  CapturingLogger logger_;  // outlives engine_
   std::unique_ptr<support::TestStore> fixture_;
   std::unique_ptr<store::Store> wrapper_;  // declared first: outlives engine_
   std::unique_ptr<SyncEngine> engine_;
@@ -378,6 +380,23 @@ TEST_P(SyncEngineTest, AFailedCommitIsReportedAndItsIdsReused) {
   ASSERT_OK(retry);
   EXPECT_EQ(retry->applied, 1u);
   EXPECT_EQ(retry->cursor, 1u);
+}
+
+// The store's own words go to the operator, through the engine's logger,
+// never to the pusher.
+TEST_P(SyncEngineTest, AFailedCommitIsLoggedAsAnErrorOfTheSyncEngine) {
+  auto& faulty = StartEngineWrapped<support::FaultyStore>();
+  faulty.Refuse(Unavailable("disk full"));
+  EXPECT_STATUS(PushNow(alice_, "phone", {Row(1, "a", "team", "1")}), kUnavailable);
+  const std::vector<CapturingLogger::Event> events = logger_.events();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0].level, LogLevel::kError);
+  EXPECT_EQ(events[0].component, "sync");
+  EXPECT_NE(events[0].message.find("commit of 1 pushes failed"), std::string::npos)
+      << events[0].message;
+  EXPECT_NE(events[0].message.find("disk full"), std::string::npos) << events[0].message;
+  EXPECT_EQ(logger_.lines()[0].rfind("skiffd: error: sync: commit of 1 pushes failed", 0), 0u)
+      << logger_.lines()[0];
 }
 
 TEST_P(SyncEngineTest, AnotherWritersCommitIsNeverTakenForOurs) {

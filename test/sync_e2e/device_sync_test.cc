@@ -36,14 +36,14 @@ std::unique_ptr<Device> OpenDevice(const client::DeviceOptions& o, client::Devic
 // Rows "k1001".."k<1000+n>" of table "t" in group "team", value {"i": i},
 // pushed by a device "loader" of the client's user.
 Status PushRows(client::Client& client, int n) {
-  doc::Value changes = doc::Value::array();
+  std::vector<client::SyncChange> changes;
   for (int i = 1; i <= n; ++i) {
     std::string key = "k";  // appended: g++ 12 -O3 warns falsely on "k" + std::string
     key += std::to_string(1000 + i);
     changes.push_back(
-        {{"seq", i}, {"table", "t"}, {"key", key}, {"group", "team"}, {"value", {{"i", i}}}});
+        {static_cast<uint64_t>(i), {"team", "t", key}, doc::Dump(doc::Value{{"i", i}})});
   }
-  return client.CallSync({{"op", "push"}, {"device", "loader"}, {"changes", changes}}).status();
+  return client.Push({"loader", changes}).status();
 }
 
 class DeviceSyncTest : public SyncFixture {
@@ -282,14 +282,8 @@ TEST_F(DeviceSyncTest, RepeatedSyncRequestsKeepOneWaitInFlight) {
   EXPECT_LE(device->counters().waits, 2u);
   // The wait still held answers a change from elsewhere.
   client::Client& raw = ClientFor("ann");
-  ASSERT_OK(raw.CallSync({{"op", "push"},
-                          {"device", "other"},
-                          {"changes",
-                           {{{"seq", 1},
-                             {"table", "t"},
-                             {"key", "k"},
-                             {"group", "team"},
-                             {"value", "from elsewhere"}}}}}));
+  const client::SyncChange change{1, {"team", "t", "k"}, "\"from elsewhere\""};
+  ASSERT_OK(raw.Push({"other", {&change, 1}}));
   for (int i = 0; i < 200 && !device->Get({"team", "t", "k"}); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -1,12 +1,12 @@
 // The wire form of the sync ops: requests decode into the engine's types,
 // replies encode to the shapes docs/protocol.md shows, bad fields are named.
-#include "server/internal/sync_codec.h"
-
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "server/internal/protocol.h"
+#include "server/internal/wire/request_decoder.h"
+#include "server/internal/wire/request_fields.h"
+#include "server/internal/wire/sync_replies.h"
 
 #include "test/status_matchers.h"
 

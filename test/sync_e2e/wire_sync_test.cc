@@ -7,6 +7,8 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,18 +23,33 @@ namespace {
 
 using std::chrono::milliseconds;
 
-doc::Value PushOf(const std::string& device, uint64_t seq, const std::string& group,
-                  const std::string& key, const doc::Value& value) {
-  return {{"op", "push"},
-          {"device", device},
-          {"changes",
-           {{{"seq", seq}, {"table", "t"}, {"key", key}, {"group", group}, {"value", value}}}}};
+// Pushes one change of table "t" by `device`: `value`, or a delete for null.
+Result<client::PushReply> PushOne(client::Client& c, const std::string& device, uint64_t seq,
+                                  const std::string& group, const std::string& key,
+                                  const doc::Value& value) {
+  const client::SyncChange change{
+      seq, {group, "t", key}, value.is_null() ? std::nullopt : std::optional(doc::Dump(value))};
+  return c.Push({device, {&change, 1}});
+}
+
+// A row's JSON text as a document (null for a delete).
+doc::Value ValueOf(const std::optional<std::string>& text) {
+  return text ? doc::Value::parse(*text) : doc::Value();
+}
+
+// The wait's reply, to be waited for.
+std::future<Result<client::WaitReply>> WaitFor(client::Client& c, uint64_t since,
+                                               milliseconds timeout) {
+  auto done = std::make_shared<std::promise<Result<client::WaitReply>>>();
+  std::future<Result<client::WaitReply>> reply = done->get_future();
+  c.Wait({since, timeout}, [done](Result<client::WaitReply> r) { done->set_value(std::move(r)); });
+  return reply;
 }
 
 uint64_t CursorOf(client::Client& c) {
-  auto reply = c.CallSync({{"op", "pull"}, {"since", 0}, {"limit", 10000}});
+  auto reply = c.Pull({0, 10000});
   EXPECT_OK(reply);
-  return reply.ok() ? (*reply)["cursor"].get<uint64_t>() : 0;
+  return reply.ok() ? reply->cursor : 0;
 }
 
 class WireSyncTest : public SyncFixture {};
@@ -40,31 +57,30 @@ class WireSyncTest : public SyncFixture {};
 TEST_F(WireSyncTest, ARetriedPushAppliesOnce) {
   AddUser("ann", {"team"});
   client::Client& ann = ClientFor("ann");
-  doc::Value push = PushOf("phone", 1, "team", "k", {{"v", 1}});
-  auto first = ann.CallSync(push);
+  auto first = PushOne(ann, "phone", 1, "team", "k", {{"v", 1}});
   ASSERT_OK(first);
-  EXPECT_EQ((*first)["applied"], 1);
-  EXPECT_EQ((*first)["last_seq"], 1);
+  EXPECT_EQ(first->applied, 1u);
+  EXPECT_EQ(first->last_seq, 1u);
   // The device did not see the reply and sends the same push again.
-  auto again = ann.CallSync(push);
+  auto again = PushOne(ann, "phone", 1, "team", "k", {{"v", 1}});
   ASSERT_OK(again);
-  EXPECT_EQ((*again)["applied"], 0);
-  EXPECT_EQ((*again)["last_seq"], 1);
-  EXPECT_EQ((*again)["cursor"], (*first)["cursor"]);
+  EXPECT_EQ(again->applied, 0u);
+  EXPECT_EQ(again->last_seq, 1u);
+  EXPECT_EQ(again->cursor, first->cursor);
 
-  auto pulled = ann.CallSync({{"op", "pull"}, {"since", 0}});
+  auto pulled = ann.Pull({0});
   ASSERT_OK(pulled);
-  ASSERT_EQ((*pulled)["changes"].size(), 1u);
-  EXPECT_EQ((*pulled)["changes"][0]["value"], doc::Value({{"v", 1}}));
-  EXPECT_EQ((*pulled)["more"], false);
+  ASSERT_EQ(pulled->changes.size(), 1u);
+  EXPECT_EQ(ValueOf(pulled->changes[0].value), doc::Value({{"v", 1}}));
+  EXPECT_EQ(pulled->more, false);
 
   // A delete is a change with a null value; bootstrap no longer has the row.
-  ASSERT_OK(ann.CallSync(PushOf("phone", 2, "team", "k", nullptr)));
-  auto rows = ann.CallSync({{"op", "bootstrap"}, {"after", nullptr}});
+  ASSERT_OK(PushOne(ann, "phone", 2, "team", "k", nullptr));
+  auto rows = ann.Bootstrap({});
   ASSERT_OK(rows);
-  EXPECT_EQ((*rows)["rows"].size(), 0u);
-  EXPECT_TRUE((*rows)["next"].is_null());
-  EXPECT_EQ((*rows)["cursor"], 2);
+  EXPECT_EQ(rows->rows.size(), 0u);
+  EXPECT_FALSE(rows->next.has_value());
+  EXPECT_EQ(rows->cursor, 2u);
 }
 
 TEST_F(WireSyncTest, AWaitHoldsUntilAVisibleWriteAndIgnoresInvisibleOnes) {
@@ -72,34 +88,32 @@ TEST_F(WireSyncTest, AWaitHoldsUntilAVisibleWriteAndIgnoresInvisibleOnes) {
   AddUser("bob", {"other"});
   client::Client& ann = ClientFor("ann");
   client::Client& bob = ClientFor("bob");
-  ASSERT_OK(bob.CallSync(PushOf("bob-1", 1, "other", "warmup", 0)));
+  ASSERT_OK(PushOne(bob, "bob-1", 1, "other", "warmup", 0));
 
   const uint64_t since = CursorOf(ann);  // read now, not at setup
-  std::future<client::Reply> wait =
-      ann.Call({{"op", "wait"}, {"since", since}, {"timeout_ms", 20000}});
+  std::future<Result<client::WaitReply>> wait = WaitFor(ann, since, milliseconds(20000));
   EXPECT_EQ(wait.wait_for(milliseconds(200)), std::future_status::timeout) << "answered at once";
   // A write ann may not see leaves the wait held.
-  ASSERT_OK(bob.CallSync(PushOf("bob-1", 2, "other", "k", 1)));
+  ASSERT_OK(PushOne(bob, "bob-1", 2, "other", "k", 1));
   EXPECT_EQ(wait.wait_for(milliseconds(300)), std::future_status::timeout)
       << "woken by another group's write";
   // One she may see answers it.
-  auto pushed = ann.CallSync(PushOf("ann-1", 1, "team", "k", 1));
+  auto pushed = PushOne(ann, "ann-1", 1, "team", "k", 1);
   ASSERT_OK(pushed);
   ASSERT_EQ(wait.wait_for(milliseconds(5000)), std::future_status::ready);
-  client::Reply reply = wait.get();
+  Result<client::WaitReply> reply = wait.get();
   ASSERT_OK(reply);
-  EXPECT_EQ((*reply)["changed"], true);
-  EXPECT_EQ((*reply)["cursor"], (*pushed)["cursor"]);
+  EXPECT_EQ(reply->changed, true);
+  EXPECT_EQ(reply->cursor, pushed->cursor);
 
   // A wait past which something already changed answers at once; a short
   // one with nothing new times out with changed: false.
-  auto at_once = ann.CallSync({{"op", "wait"}, {"since", since}, {"timeout_ms", 10000}});
+  auto at_once = ann.Wait({since, milliseconds(10000)});
   ASSERT_OK(at_once);
-  EXPECT_EQ((*at_once)["changed"], true);
-  auto timed_out = ann.CallSync(
-      {{"op", "wait"}, {"since", (*pushed)["cursor"].get<uint64_t>()}, {"timeout_ms", 50}});
+  EXPECT_EQ(at_once->changed, true);
+  auto timed_out = ann.Wait({pushed->cursor, milliseconds(50)});
   ASSERT_OK(timed_out);
-  EXPECT_EQ((*timed_out)["changed"], false);
+  EXPECT_EQ(timed_out->changed, false);
 }
 
 TEST_F(WireSyncTest, WaitsOfAClosedConnectionAreCancelled) {
@@ -108,14 +122,14 @@ TEST_F(WireSyncTest, WaitsOfAClosedConnectionAreCancelled) {
     client::Client& ann = ClientFor("ann");
     const uint64_t since = CursorOf(ann);
     for (int i = 0; i < 5; ++i) {
-      ann.Call({{"op", "wait"}, {"since", since}, {"timeout_ms", 30000}}, [](client::Reply) {});
+      ann.Wait({since, milliseconds(30000)}, [](Result<client::WaitReply>) {});
     }
     ASSERT_OK(ann.Ping());
     clients_.clear();  // closes the connection with five waits held
   }
   client::Client& again = ClientFor("ann");
   // The server stays healthy and a write wakes nobody who is gone.
-  ASSERT_OK(again.CallSync(PushOf("ann-1", 1, "team", "k", 1)));
+  ASSERT_OK(PushOne(again, "ann-1", 1, "team", "k", 1));
   ASSERT_OK(again.Ping());
 }
 
@@ -134,20 +148,20 @@ struct Bootstrapped {
 };
 Bootstrapped BootstrapInPages(client::Client& c, int limit, const std::function<void()>& between) {
   Bootstrapped out;
-  doc::Value after = nullptr;
+  std::optional<client::RowName> after;
   for (int page = 0; page < 100; ++page) {
-    auto reply = c.CallSync({{"op", "bootstrap"}, {"after", after}, {"limit", limit}});
+    auto reply = c.Bootstrap({after, static_cast<size_t>(limit)});
     EXPECT_OK(reply);
     if (!reply.ok()) break;
-    for (const doc::Value& row : (*reply)["rows"]) {
-      out.rows.emplace_back(row["key"].get<std::string>(), row["value"]);
+    for (const client::RowWrite& row : reply->rows) {
+      out.rows.emplace_back(row.name.key, ValueOf(row.value));
     }
     if (page == 0) {
-      out.first_cursor = (*reply)["cursor"].get<uint64_t>();
+      out.first_cursor = reply->cursor;
       between();
     }
-    after = (*reply)["next"];
-    if (after.is_null()) break;
+    after = reply->next;
+    if (!after) break;
   }
   return out;
 }
@@ -165,11 +179,11 @@ TEST_F(WireSyncTest, BootstrapPagesAreReadAheadAndStayExact) {
   for (int i = 0; i < 25; ++i) {
     char key[8];
     snprintf(key, sizeof key, "k%02d", i);
-    ASSERT_OK(ann.CallSync(PushOf("phone", ++seq, "team", key, i)));
+    ASSERT_OK(PushOne(ann, "phone", ++seq, "team", key, i));
   }
   // Page 2 is read ahead once page 1 is sent; k15, on page 2, changes after.
   Bootstrapped got = BootstrapInPages(
-      ann, 10, [&] { ASSERT_OK(other.CallSync(PushOf("tablet", 1, "team", "k15", "changed"))); });
+      ann, 10, [&] { ASSERT_OK(PushOne(other, "tablet", 1, "team", "k15", "changed")); });
   ASSERT_EQ(got.rows.size(), 25u);
   std::map<std::string, doc::Value> held;
   std::vector<std::string> order;
@@ -179,10 +193,10 @@ TEST_F(WireSyncTest, BootstrapPagesAreReadAheadAndStayExact) {
   }
   EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
   EXPECT_EQ(held["k15"], 15) << "page 2 was not the one read ahead";
-  auto pulled = ann.CallSync({{"op", "pull"}, {"since", got.first_cursor}});
+  auto pulled = ann.Pull({got.first_cursor});
   ASSERT_OK(pulled);
-  for (const doc::Value& change : (*pulled)["changes"]) {
-    held[change["key"].get<std::string>()] = change["value"];
+  for (const client::RowWrite& change : pulled->changes) {
+    held[change.name.key] = ValueOf(change.value);
   }
   EXPECT_EQ(held["k15"], "changed");
   EXPECT_EQ(held["k14"], 14);
@@ -192,8 +206,8 @@ TEST_F(WireSyncTest, BootstrapPagesAreReadAheadAndStayExact) {
   EXPECT_EQ(sync["read_ahead_bytes"], 0) << sync.dump();       // nothing kept after the last
 
   // The same connection pushes between its pages this time.
-  got = BootstrapInPages(
-      ann, 10, [&] { ASSERT_OK(ann.CallSync(PushOf("phone", ++seq, "team", "k16", "mine"))); });
+  got = BootstrapInPages(ann, 10,
+                         [&] { ASSERT_OK(PushOne(ann, "phone", ++seq, "team", "k16", "mine")); });
   ASSERT_EQ(got.rows.size(), 25u);
   EXPECT_EQ(got.rows[16].second, "mine");
   sync = SyncStats(ann);
@@ -213,16 +227,18 @@ TEST_F(WireSyncTest, AReadAheadPageAnswersOnlyTheSessionAndPageItWasReadFor) {
   AddUser("bob", {"other"});
   client::Client& ann = ClientFor("ann");
   for (int i = 0; i < 5; ++i) {
-    ASSERT_OK(ann.CallSync(PushOf("phone", i + 1, "team", "k" + std::to_string(i), i)));
+    ASSERT_OK(
+        PushOne(ann, "phone", static_cast<uint64_t>(i + 1), "team", "k" + std::to_string(i), i));
   }
-  auto first = ann.CallSync({{"op", "bootstrap"}, {"after", nullptr}, {"limit", 2}});
+  auto first = ann.Bootstrap({std::nullopt, 2});
   ASSERT_OK(first);
   EXPECT_EQ(SyncStats(ann)["pages_read_ahead"], 1);
   ASSERT_OK(ann.CallSync({{"op", "logout"}}));
   ASSERT_OK(ann.CallSync({{"op", "login"}, {"user", "bob"}, {"secret", secrets_["bob"]}}));
-  auto bobs = ann.CallSync({{"op", "bootstrap"}, {"after", (*first)["next"]}, {"limit", 2}});
+  ASSERT_TRUE(first->next.has_value());
+  auto bobs = ann.Bootstrap({first->next, 2});
   ASSERT_OK(bobs);
-  EXPECT_EQ((*bobs)["rows"].size(), 0u) << bobs->dump();
+  EXPECT_EQ(bobs->rows.size(), 0u) << bobs->rows.front().name.key;
   doc::Value sync = SyncStats(ann);
   EXPECT_EQ(sync["pages_from_read_ahead"], 0) << sync.dump();
   EXPECT_EQ(sync["read_ahead_bytes"], 0) << sync.dump();
@@ -230,9 +246,9 @@ TEST_F(WireSyncTest, AReadAheadPageAnswersOnlyTheSessionAndPageItWasReadFor) {
   // Back as ann on a connection of her own: asking for the first page
   // again, instead of the second read ahead, stops reading ahead there.
   client::Client& again = ClientFor("ann");
-  ASSERT_OK(again.CallSync({{"op", "bootstrap"}, {"after", nullptr}, {"limit", 2}}));
-  ASSERT_OK(again.CallSync({{"op", "bootstrap"}, {"after", nullptr}, {"limit", 2}}));
-  ASSERT_OK(again.CallSync({{"op", "bootstrap"}, {"after", nullptr}, {"limit", 2}}));
+  ASSERT_OK(again.Bootstrap({std::nullopt, 2}));
+  ASSERT_OK(again.Bootstrap({std::nullopt, 2}));
+  ASSERT_OK(again.Bootstrap({std::nullopt, 2}));
   sync = SyncStats(again);
   EXPECT_EQ(sync["pages_read_ahead"], 2) << sync.dump();  // one per connection
   EXPECT_EQ(sync["pages_from_read_ahead"], 0) << sync.dump();
@@ -246,20 +262,21 @@ TEST_F(WireSyncTest, BadSyncRequestsAreRefusedWithClearErrors) {
     auto reply = ann.CallSync(request);
     return reply.ok() ? StatusCode::kOk : reply.status().code();
   };
-  EXPECT_EQ(code(PushOf("d", 1, "elsewhere", "k", 1)), StatusCode::kForbidden);
+  // Well-formed requests go through the typed calls; the malformed ones
+  // below can only be written by hand.
+  EXPECT_EQ(PushOne(ann, "d", 1, "elsewhere", "k", 1).status().code(), StatusCode::kForbidden);
   EXPECT_EQ(code({{"op", "push"}, {"device", "d"}}), StatusCode::kBadRequest);
   EXPECT_EQ(code({{"op", "push"}, {"device", "d"}, {"changes", {{{"seq", 1}}}}}),
             StatusCode::kBadRequest);
   EXPECT_EQ(code({{"op", "pull"}, {"since", -1}}), StatusCode::kBadRequest);
-  EXPECT_EQ(code({{"op", "pull"}, {"since", 99}}), StatusCode::kBadRequest);  // ahead
+  EXPECT_EQ(ann.Pull({99}).status().code(), StatusCode::kBadRequest);  // ahead
   EXPECT_EQ(code({{"op", "bootstrap"}, {"after", {"a", "b"}}}), StatusCode::kBadRequest);
   EXPECT_EQ(code({{"op", "wait"}}), StatusCode::kBadRequest);
-  EXPECT_EQ(code({{"op", "wait"}, {"since", 0}, {"timeout_ms", 3600000}}), StatusCode::kBadRequest);
+  EXPECT_EQ(ann.Wait({0, milliseconds(3600000)}).status().code(), StatusCode::kBadRequest);
   // Before login, sync ops are refused like any other.
   client::ClientOptions anonymous = ClientOptionsFor("", "");
   client::Client& anon = Connect(anonymous);
-  EXPECT_EQ(anon.CallSync({{"op", "pull"}, {"since", 0}}).status().code(),
-            StatusCode::kUnauthorized);
+  EXPECT_EQ(anon.Pull({0}).status().code(), StatusCode::kUnauthorized);
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "compare/cli.h"
 
-#include <charconv>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
+
+#include "cmd/command_line.h"
 
 #include "compare/report.h"
 #include "compare/run.h"
@@ -9,50 +12,21 @@
 namespace skiff::compare {
 namespace {
 
-Result<double> ParseDouble(const std::string& flag, const std::string& text) {
-  double v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) {
-    return BadRequest(flag + " needs a number, got \"" + text + "\"");
-  }
-  return v;
-}
-
-Result<int> ParseInt(const std::string& flag, const std::string& text) {
-  int v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    return BadRequest(flag + " needs a whole number, got \"" + text + "\"");
-  }
-  return v;
-}
-
-}  // namespace
-
-std::string HelpText() {
-  return R"(Usage: skiff-compare [OPTIONS] BASE.json HEAD.json
-       skiff-compare [OPTIONS] --filters BASE_RE HEAD_RE RUN.json
-
-Compares two Google Benchmark JSON outputs (--benchmark_out_format=json).
+constexpr char kDescription[] =
+    R"(Compares two Google Benchmark JSON outputs (--benchmark_out_format=json).
 Benchmarks are matched by run_name; per-repetition rows are the samples.
 With --filters, both sides come from one run: the benchmarks whose name
 matches BASE_RE against those matching HEAD_RE, paired by name with the
 match replaced by "*" (two stores side by side: --filters sqlite postgres).
+With --figures, one run's own figures (the JSON report's "runs" section,
+medians per benchmark) and no verdict: what a view of a run without a base
+shows.
+  skiff-compare [OPTIONS] BASE.json HEAD.json
+  skiff-compare [OPTIONS] --filters BASE_RE HEAD_RE RUN.json
+  skiff-compare --figures RUN.json)";
 
-Options:
-  --format table|markdown|json  output format (default table)
-  --threshold PCT        smallest median change called faster/slower (default 5)
-  --alpha P              significance level of the Mann-Whitney U test (default 0.05)
-  --max-cv PCT           coefficient of variation above which a benchmark is
-                         unstable (default: the threshold)
-  --min-repetitions N    fewer samples per side give "too few repetitions" (default 3)
-  --cpu-time             judge cpu_time instead of real_time
-  --fail-on-slower       exit 4 when a benchmark is slower or a judged counter worse
-  --filters BASE_RE HEAD_RE  compare two sets of benchmarks of one run
-  --version              the version of this build
-  -h, --help             this text
-
-Times are judged per item (1e9 / items_per_second) when both sides report a
+constexpr char kFooter[] =
+    R"(Times are judged per item (1e9 / items_per_second) when both sides report a
 rate in every sample, else per iteration (real_time, or cpu_time).
 Verdicts: faster / slower need both p < alpha and a change >= threshold;
 unstable when CV > max-cv on either side; too few repetitions when a side has
@@ -76,99 +50,142 @@ Exit codes (the first that applies wins; the suite's scheme, docs/benchmarks.md)
   1  a deterministic counter changed, or a counter's kind changed
   4  a benchmark is slower or a judged counter worse, and --fail-on-slower was given
   0  all clear (times alone never fail a run)
-)";
+With --figures nothing is judged: 0, or 3 for bad input (64 for bad arguments).)";
+
+// A finite number within [min, max] (an end left open when `open`).
+CLI::Validator Number(double min, double max, bool open) {
+  return CLI::Validator(
+      [=](const std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v))
+          return "'" + text + "' is not a number";
+        if (open ? (v <= min || v >= max) : (v < min || v > max)) {
+          return open ? "must be between " + std::to_string(min) + " and " + std::to_string(max)
+                      : "must not be negative";
+        }
+        return "";
+      },
+      "", "Number");
+}
+
+// Everything skiff-compare's arguments can be before they are checked
+// against each other.
+struct Raw {
+  std::string format = "table";
+  std::vector<std::string> filters;
+  std::vector<std::string> files;
+};
+
+// The table: each option's name, type, default and help.
+void AddOptions(CLI::App& app, CliOptions& o, Raw& raw) {
+  cmd::UseSkiffConventions(app);
+  app.description(kDescription);
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string("skiff-compare ") + SKIFF_VERSION,
+                       "the version of this build");
+  app.add_option("--format", raw.format, "output format")
+      ->type_name("table|markdown|json")
+      ->check(CLI::IsMember({"table", "markdown", "json"}).description(""))
+      ->capture_default_str();
+  app.add_option("--threshold", o.settings.threshold_pct,
+                 "smallest median change called faster/slower")
+      ->type_name("PCT")
+      ->check(Number(0, HUGE_VAL, false))
+      ->capture_default_str();
+  app.add_option("--alpha", o.settings.alpha, "significance level of the Mann-Whitney U test")
+      ->type_name("P")
+      ->check(Number(0, 1, true))
+      ->capture_default_str();
+  app.add_option_function<double>(
+         "--max-cv", [&o](const double& v) { o.settings.max_cv_pct = v; },
+         "coefficient of variation above which a benchmark is unstable")
+      ->type_name("PCT")
+      ->check(Number(0, HUGE_VAL, false))
+      ->default_str("the threshold");
+  app.add_option("--min-repetitions", o.settings.min_repetitions,
+                 "fewer samples per side give \"too few repetitions\"")
+      ->type_name("N")
+      ->transform(cmd::WholeNumber())
+      ->check(CLI::Range(1, INT_MAX).description(""))
+      ->capture_default_str();
+  cmd::AddBoolFlag(app, "--cpu-time", o.settings.cpu_time, "judge cpu_time instead of real_time");
+  cmd::AddBoolFlag(app, "--fail-on-slower", o.settings.fail_on_slower,
+                   "exit 4 when a benchmark is slower or a judged counter worse");
+  app.add_option("--filters", raw.filters, "compare two sets of benchmarks of one run")
+      ->type_name("BASE_RE HEAD_RE")
+      ->expected(2)
+      ->allow_extra_args(false);  // the run file that follows is not a third pattern
+  cmd::AddBoolFlag(app, "--figures", o.figures,
+                   "print RUN.json's own figures as JSON (\"runs\"); judge nothing");
+  app.add_option("files", raw.files, "BASE.json HEAD.json, or RUN.json with --filters or --figures")
+      ->type_name("FILE");
+}
+
+}  // namespace
+
+std::string HelpText() {
+  CLI::App app("", "skiff-compare");
+  CliOptions o;
+  Raw raw;
+  AddOptions(app, o, raw);
+  return app.help();
 }
 
 Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
+  CLI::App app("", "skiff-compare");
   CliOptions o;
-  std::vector<std::string> positional;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::string value;
-    bool has_value = false;
-    if (arg.rfind("--", 0) == 0) {
-      if (auto eq = arg.find('='); eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-        has_value = true;
-      }
-    }
-    auto take = [&]() -> Result<std::string> {
-      if (has_value) return value;
-      if (i + 1 >= args.size()) return BadRequest(arg + " needs a value");
-      return args[++i];
-    };
-    if (arg == "-h" || arg == "--help") {
-      o.help = true;
-    } else if (arg == "--version") {
-      o.version = true;
-    } else if (arg == "--filters") {
-      if (has_value) return BadRequest("--filters takes two values: --filters BASE_RE HEAD_RE");
-      if (i + 2 >= args.size()) return BadRequest("--filters needs BASE_RE and HEAD_RE");
-      o.base_filter = args[++i];
-      o.head_filter = args[++i];
-      if (o.base_filter.empty() || o.head_filter.empty()) {
-        return BadRequest("--filters needs two non-empty patterns");
-      }
-      o.settings.within_run = true;
-    } else if (arg == "--format") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      if (*v == "table") {
-        o.format = Format::kTable;
-      } else if (*v == "markdown") {
-        o.format = Format::kMarkdown;
-      } else if (*v == "json") {
-        o.format = Format::kJson;
-      } else {
-        return BadRequest("--format must be table, markdown or json, not \"" + *v + "\"");
-      }
-    } else if (arg == "--threshold" || arg == "--alpha" || arg == "--max-cv") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      auto d = ParseDouble(arg, *v);
-      if (!d.ok()) return d.status();
-      if (arg == "--alpha") {
-        if (*d <= 0 || *d >= 1) return BadRequest("--alpha must be between 0 and 1");
-        o.settings.alpha = *d;
-      } else if (*d < 0) {
-        return BadRequest(arg + " must not be negative");
-      } else if (arg == "--threshold") {
-        o.settings.threshold_pct = *d;
-      } else {
-        o.settings.max_cv_pct = *d;
-      }
-    } else if (arg == "--min-repetitions") {
-      auto v = take();
-      if (!v.ok()) return v.status();
-      auto n = ParseInt(arg, *v);
-      if (!n.ok()) return n.status();
-      if (*n < 1) return BadRequest("--min-repetitions must be at least 1");
-      o.settings.min_repetitions = *n;
-    } else if (arg == "--cpu-time" || arg == "--fail-on-slower") {
-      if (has_value) return BadRequest(arg + " takes no value");
-      (arg == "--cpu-time" ? o.settings.cpu_time : o.settings.fail_on_slower) = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return BadRequest("unknown option " + arg);
-    } else {
-      positional.push_back(arg);
-    }
-  }
-  if (o.help || o.version) return o;
-  if (o.settings.within_run) {
-    if (positional.size() != 1) {
-      return BadRequest("with --filters, expected one RUN.json, got " +
-                        std::to_string(positional.size()) + " file argument(s)");
-    }
-    o.base_path = o.head_path = positional[0];
+  Raw raw;
+  AddOptions(app, o, raw);
+  SKIFF_ASSIGN_OR_RETURN(cmd::Parsed parsed, cmd::ParseArgs(app, args));
+  if (parsed.action == cmd::Parsed::Action::kHelp) {
+    o.help = true;
     return o;
   }
-  if (positional.size() != 2) {
-    return BadRequest("expected BASE.json and HEAD.json, got " + std::to_string(positional.size()) +
+  if (parsed.action == cmd::Parsed::Action::kVersion) {
+    o.version = true;
+    return o;
+  }
+  o.format = raw.format == "json"       ? Format::kJson
+             : raw.format == "markdown" ? Format::kMarkdown
+                                        : Format::kTable;
+  if (o.figures) {
+    // The figures are JSON only and of one run: asking for anything else is
+    // a mistake worth saying, not a request to drop silently.
+    if (!raw.filters.empty()) return BadRequest("--figures reads one run; --filters pairs two");
+    if (app.count("--format") > 0 && o.format != Format::kJson) {
+      return BadRequest("--figures prints JSON only, not --format " + raw.format);
+    }
+    if (raw.files.size() != 1) {
+      return BadRequest("with --figures, expected one RUN.json, got " +
+                        std::to_string(raw.files.size()) + " file argument(s)");
+    }
+    o.format = Format::kJson;
+    o.head_path = raw.files[0];
+    return o;
+  }
+  if (!raw.filters.empty()) {
+    // CLI11 stops at one value when no more follow.
+    if (raw.filters.size() != 2) return BadRequest("--filters needs BASE_RE and HEAD_RE");
+    o.base_filter = raw.filters[0];
+    o.head_filter = raw.filters[1];
+    if (o.base_filter.empty() || o.head_filter.empty()) {
+      return BadRequest("--filters needs two non-empty patterns");
+    }
+    o.settings.within_run = true;
+    if (raw.files.size() != 1) {
+      return BadRequest("with --filters, expected one RUN.json, got " +
+                        std::to_string(raw.files.size()) + " file argument(s)");
+    }
+    o.base_path = o.head_path = raw.files[0];
+    return o;
+  }
+  if (raw.files.size() != 2) {
+    return BadRequest("expected BASE.json and HEAD.json, got " + std::to_string(raw.files.size()) +
                       " file argument(s)");
   }
-  o.base_path = positional[0];
-  o.head_path = positional[1];
+  o.base_path = raw.files[0];
+  o.head_path = raw.files[1];
   return o;
 }
 
@@ -187,6 +204,17 @@ int RunCompareCli(const std::vector<std::string>& args, std::ostream& out, std::
   }
   if (options->version) {
     out << "skiff-compare " << SKIFF_VERSION << "\n";
+    return 0;
+  }
+  if (options->figures) {
+    auto run = LoadRun(options->head_path);
+    if (!run.ok()) {
+      err << "skiff-compare: " << run.status().message() << "\n";
+      return kBadInput;
+    }
+    // Nothing is judged, so an errored case is a figure (its state), not an
+    // exit code.
+    out << RenderFiguresJson(*run, options->head_path);
     return 0;
   }
   auto base = LoadRun(options->base_path);

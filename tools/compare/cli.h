@@ -1,5 +1,6 @@
-// The skiff-compare command line: argument parsing and the whole program as a
-// function, so tests can check exit codes and output without a process.
+// The skiff-compare command line: its options table (CLI11, through
+// cmd/command_line.h) and the whole program as a function, so tests can
+// check exit codes and output without a process.
 // Thread-compatible: RunCompareCli touches only its arguments and streams.
 #ifndef SKIFF_COMPARE_CLI_H_
 #define SKIFF_COMPARE_CLI_H_
@@ -24,6 +25,9 @@ struct CliOptions {
   // --filters BASE_RE HEAD_RE: both sides from the one file in base_path.
   std::string base_filter;
   std::string head_filter;
+  // --figures RUN.json: only that run's own figures, as the JSON report's
+  // "runs" section, with nothing judged (head_path is the run).
+  bool figures = false;
   bool help = false;
   bool version = false;
 };

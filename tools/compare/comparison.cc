@@ -337,7 +337,10 @@ Result<std::pair<Run, Run>> SplitRun(const Run& run, const std::string& base_pat
     return BadRequest(std::string("--filters: not a regular expression (") + e.what() + ")");
   }
   std::pair<Run, Run> sides;
-  for (auto* side : {&sides.first, &sides.second}) side->counter_kinds = run.counter_kinds;
+  for (auto* side : {&sides.first, &sides.second}) {
+    side->counter_kinds = run.counter_kinds;
+    side->context = run.context;
+  }
   for (const BenchmarkResult& b : run.benchmarks) {
     for (auto [re, side] : {std::pair{&base_re, &sides.first}, {&head_re, &sides.second}}) {
       std::smatch m;
@@ -495,6 +498,8 @@ TimeRow JudgeTimes(std::string_view name, const std::vector<double>& base_ns,
 Comparison Compare(const Run& base, const Run& head, const Settings& settings) {
   Comparison c;
   c.settings = settings;
+  c.base_run = base;
+  c.head_run = head;
   FindKindChanges(base, head, &c);
   for (const BenchmarkResult& b : base.benchmarks) {
     NoteProblem(b, Side::kBase, &c);

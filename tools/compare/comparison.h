@@ -151,6 +151,10 @@ struct Comparison {
   std::vector<Problem> skipped;
   ExitCode exit_code = ExitCode::kOk;
   std::string exit_reason;  // one line saying why exit_code was chosen
+  // The two sides as compared (after SplitRun), so that the JSON report can
+  // carry each run's own figures and its readers need no reader of their own.
+  Run base_run;
+  Run head_run;
 };
 
 // Times are judged per item when both sides report items_per_second in every

@@ -7,41 +7,48 @@
 #include <string>
 #include <vector>
 
+#include "cmd/command_line.h"
+
 #include "compare/merge.h"
 
 int main(int argc, char** argv) {
   constexpr int kBadInput = 3;
-  constexpr int kUsage = 64;
-  constexpr char kHelp[] = "Usage: skiff-merge-runs OUT.json IN.json [IN.json...]\n";
-  if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::cout << kHelp;
-    return 0;
-  }
-  if (argc < 3) {
-    std::cerr << kHelp;
-    return kUsage;
-  }
+  // The table: two positionals, nothing else.
+  CLI::App app(
+      "Joins benchmark JSON runs (rounds of one side, or several executables) into one\n"
+      "run for skiff-compare. Exit codes: 0 written, 3 bad input or an unwritable\n"
+      "OUT.json, 64 bad arguments.",
+      "skiff-merge-runs");
+  skiff::cmd::UseSkiffConventions(app);
+  std::string out_path;
+  std::vector<std::string> in_paths;
+  app.add_option("OUT.json", out_path, "where the merged run goes")->required();
+  app.add_option("IN.json", in_paths, "the runs to merge")->required();
+  const int exit_code = skiff::cmd::ParseOrExitCode(
+      app, std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  if (exit_code >= 0) return exit_code;
+
   std::vector<skiff::compare::MergeInput> inputs;
-  for (int i = 2; i < argc; ++i) {
-    std::ifstream in(argv[i], std::ios::binary);
+  for (const std::string& path : in_paths) {
+    std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
     if (in) text << in.rdbuf();
     if (!in) {
-      std::cerr << "skiff-merge-runs: " << argv[i] << ": cannot be read\n";
+      std::cerr << "skiff-merge-runs: " << path << ": cannot be read\n";
       return kBadInput;
     }
-    inputs.push_back({argv[i], text.str()});
+    inputs.push_back({path, text.str()});
   }
   auto merged = skiff::compare::MergeRuns(inputs);
   if (!merged.ok()) {
     std::cerr << "skiff-merge-runs: " << merged.status().message() << "\n";
     return kBadInput;
   }
-  std::ofstream out(argv[1], std::ios::binary | std::ios::trunc);
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
   out << *merged;
   out.close();
   if (!out) {
-    std::cerr << "skiff-merge-runs: " << argv[1] << ": cannot be written\n";
+    std::cerr << "skiff-merge-runs: " << out_path << ": cannot be written\n";
     return kBadInput;
   }
   return 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compare/comparison.h"
+#include "compare/run.h"
 
 namespace skiff::compare {
 
@@ -38,7 +39,16 @@ std::vector<Detectable> SummarizeDetectable(const Comparison& c);
 
 std::string RenderTable(const Comparison& c, const ReportLabels& labels);
 std::string RenderMarkdown(const Comparison& c, const ReportLabels& labels);
+// Besides the verdicts, the JSON carries each side's own figures ("runs":
+// medians of time, rates and counters per benchmark, the context, the
+// counter kinds): the one reading of Google Benchmark JSON that other views
+// (the results page) show.
 std::string RenderJson(const Comparison& c, const ReportLabels& labels);
+// One run's figures alone, for a view of a run without a base: the "runs"
+// section of RenderJson with only "head" (the run), byte for byte what a
+// comparison with that run as HEAD carries, under its own format name
+// ("skiff-compare-figures/1") so that no script takes it for a verdict.
+std::string RenderFiguresJson(const Run& run, const std::string& label);
 
 }  // namespace skiff::compare
 

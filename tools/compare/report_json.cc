@@ -65,6 +65,64 @@ json DetectableJson(const Comparison& c) {
   return out;
 }
 
+json MedianOrNull(const std::vector<double>& samples) {
+  return samples.empty() ? json(nullptr) : json(Summarize(samples).median_ns);
+}
+
+std::string_view StateName(RunState state) {
+  switch (state) {
+    case RunState::kOk:
+      return "ok";
+    case RunState::kErrored:
+      return "errored";
+    case RunState::kSkipped:
+      return "skipped";
+  }
+  return "ok";
+}
+
+// One run's own figures, medians over its repetitions: what a reader such as
+// the results page shows beside the verdicts, so that it needs no Google
+// Benchmark reader of its own and shows the numbers the verdicts rest on.
+json RunFigures(const Run& run) {
+  json benchmarks = json::array();
+  for (const BenchmarkResult& b : run.benchmarks) {
+    json counters = json::object();
+    json rates = {{"items_per_second", nullptr}, {"bytes_per_second", nullptr}};
+    size_t capped = 0;
+    for (const auto& [name, values] : b.counters) {
+      if (rates.contains(name)) {
+        rates[name] = MedianOrNull(values);
+        continue;
+      }
+      counters[name] = MedianOrNull(values);
+      // The end-to-end harness sets `capped` in each repetition its budget cut short.
+      if (name == "capped")
+        capped = std::count_if(values.begin(), values.end(), [](double v) { return v > 0; });
+    }
+    benchmarks.push_back({{"name", b.name},
+                          {"label", b.label},
+                          {"state", StateName(b.state)},
+                          {"error_message", b.error_message},
+                          {"repetitions", b.real_ns.size()},
+                          {"from_aggregates", b.from_aggregates},
+                          {"time_unit", b.time_unit},
+                          {"real_time_ns", MedianOrNull(b.real_ns)},
+                          {"cpu_time_ns", MedianOrNull(b.cpu_ns)},
+                          {"items_per_second", rates["items_per_second"]},
+                          {"bytes_per_second", rates["bytes_per_second"]},
+                          {"capped_repetitions", capped},
+                          {"counters", std::move(counters)}});
+  }
+  json kinds = json::object();
+  for (const auto& [name, kind] : run.counter_kinds) kinds[name] = CounterKindName(kind);
+  json context = json::parse(run.context, nullptr, /*allow_exceptions=*/false);
+  if (!context.is_object()) context = json::object();
+  return {{"context", std::move(context)},
+          {"counter_kinds", std::move(kinds)},
+          {"benchmarks", std::move(benchmarks)}};
+}
+
 std::string JsonRowVerdict(const TimeRow& r) {
   std::string name(RowVerdictName(r));
   for (char& ch : name) ch = ch == ' ' ? '_' : ch;
@@ -163,10 +221,19 @@ std::string RenderJson(const Comparison& c, const ReportLabels& labels) {
   out["summary"] = std::move(summary);
   out["detectable"] = DetectableJson(c);
   out["settings"]["within_run"] = s.within_run;
+  out["runs"] = {{"base", RunFigures(c.base_run)}, {"head", RunFigures(c.head_run)}};
   out["exit_code"] = static_cast<int>(c.exit_code);
   out["exit_reason"] = c.exit_reason;
   // Benchmark names and messages come from outside: replace invalid UTF-8
   // instead of throwing.
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string RenderFiguresJson(const Run& run, const std::string& label) {
+  json out;
+  out["format"] = "skiff-compare-figures/1";
+  out["head"] = label;
+  out["runs"] = {{"head", RunFigures(run)}};
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -168,6 +168,10 @@ Status AddRow(const json& row, size_t index, std::string_view label,
     pending->emplace_back();
     pending->back().result.name = run_name;
     pending->back().result.time_unit = time_unit;
+    // Shown, never judged: a label that is not a string is left out.
+    if (auto it = row.find("label"); it != row.end() && it->is_string()) {
+      pending->back().result.label = it->get<std::string>();
+    }
   }
   Pending& p = (*pending)[slot->second];
   if (errored) {
@@ -256,6 +260,8 @@ Result<Run> ParseRun(std::string_view text, std::string_view label) {
   if (auto it = root.find("context"); it != root.end()) {
     if (!it->is_object()) return BadRequest(std::string(label) + ": \"context\" is not an object");
     SKIFF_RETURN_IF_ERROR(ParseKinds(*it, label, &run));
+    // Invalid UTF-8 in a host name must not make the report unprintable.
+    run.context = it->dump(-1, ' ', false, json::error_handler_t::replace);
   }
   auto benchmarks = root.find("benchmarks");
   if (benchmarks == root.end() || !benchmarks->is_array()) {

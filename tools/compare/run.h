@@ -34,6 +34,7 @@ enum class RunState { kOk, kErrored, kSkipped };
 struct BenchmarkResult {
   std::string name;              // run_name: shared by repetitions and aggregates
   std::string time_unit = "ns";  // unit used for display ("ns", "us", "ms", "s")
+  std::string label;             // the first row's "label" (SetLabel), if any
   RunState state = RunState::kOk;
   std::string error_message;  // first message when errored or skipped
   // One sample per repetition, in nanoseconds. When the run holds only
@@ -56,6 +57,9 @@ struct Run {
   // From context.skiff_counter_kinds (an object, or a string holding one,
   // which is what benchmark::AddCustomContext can write).
   std::map<std::string, CounterKind> counter_kinds;
+  // The run's "context" object (machine, run id, revision) as JSON text,
+  // passed through to the JSON report for the results page; "{}" when absent.
+  std::string context = "{}";
 
   const BenchmarkResult* Find(std::string_view name) const;
 };

@@ -6,15 +6,19 @@
 //
 //   tools/report/build-page.mjs [--base DIR [--compare FILE]] [--history FILE] [--out FILE] [--title TEXT] RESULTS_DIR
 //
-// --compare names skiff-compare's JSON for BASE vs this run: the page shows
-// its verdicts (one judge); without it a change against the base is shown
-// as text only.
+// Every figure and verdict is skiff-compare's (one reader, one judge; found
+// as lib/comparer.mjs says, $SKIFF_COMPARE first): each family is run
+// through it, against the base's file of the same name when --base is given.
+// --compare names skiff-compare's JSON for BASE vs this run (what tools/bench
+// writes for all families at once): its verdicts are shown instead.
 //
 // Prints the page's path. Exit 0 on success, 3 on unreadable or malformed
-// input, 64 on bad arguments. Needs `npm ci --prefix tools/report` once.
+// input, 6 when skiff-compare cannot be found or run, 64 on bad arguments.
+// Needs `npm ci --prefix tools/report` once.
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { MissingComparer } from './lib/comparer.mjs';
 import { loadHistory } from './lib/history.mjs';
 import { renderPage } from './lib/page.mjs';
 import { attachBase, attachVerdicts, loadComparison, loadMemory, loadRecord, loadRunDir } from './lib/runs.mjs';
@@ -60,17 +64,25 @@ try {
     throw new Error(`${args.results}: not a directory`);
   }
   const record = loadRecord(args.results);
-  const families = loadRunDir(args.results, record);
+  if (args.base && (!fs.existsSync(args.base) || !fs.statSync(args.base).isDirectory())) {
+    throw new Error(`${args.base}: not a directory`);
+  }
+  const families = loadRunDir(args.results, record, { baseDir: args.base });
   const memory = loadMemory(args.results, families, record);
   if (families.length === 0 && !memory && !record) throw new Error(`${args.results}: no benchmark JSON found`);
-  const baseFamilies = args.base ? loadRunDir(args.base) : null;
-  attachBase(families, baseFamilies);
-  if (args.compare) attachVerdicts(families, loadComparison(args.compare));
+  let baseFamilies = null;
+  if (args.base) {
+    baseFamilies = families.filter((f) => f.base).map((f) => f.base);
+    // No family in common: the base's own files still say what it was.
+    if (baseFamilies.length === 0) baseFamilies = loadRunDir(args.base);
+  }
+  attachBase(families);
+  if (args.base) attachVerdicts(families, args.compare ? loadComparison(args.compare) : null);
   const historyRuns = args.history ? loadHistory(args.history) : null;
   html = renderPage({ families, memory, baseFamilies, record, historyRuns, title: args.title });
 } catch (e) {
   process.stderr.write(`build-page: ${e.message}\n`);
-  process.exit(3);
+  process.exit(e instanceof MissingComparer ? 6 : 3);
 }
 fs.mkdirSync(path.dirname(path.resolve(args.out)), { recursive: true });
 fs.writeFileSync(args.out, html);

@@ -3,8 +3,10 @@
 //
 //   node tools/report/history.mjs append HISTORY.jsonl RESULTS_DIR
 //
-// Exit 0 on success, 3 on unreadable input, 64 on bad arguments.
+// Figures come from skiff-compare (lib/comparer.mjs). Exit 0 on success, 3
+// on unreadable input, 6 when skiff-compare cannot be found, 64 on bad arguments.
 import { appendHistory, historyLine, loadHistory } from './lib/history.mjs';
+import { MissingComparer } from './lib/comparer.mjs';
 import { loadRecord, loadRunDir } from './lib/runs.mjs';
 
 const [verb, file, dir, ...rest] = process.argv.slice(2);
@@ -24,5 +26,5 @@ try {
   process.stdout.write(`${file}: ${Object.keys(line.cases).length} cases of run ${line.run_id}\n`);
 } catch (e) {
   process.stderr.write(`history: ${e.message}\n`);
-  process.exit(3);
+  process.exit(e instanceof MissingComparer ? 6 : 3);
 }

@@ -5,9 +5,11 @@
 //
 //   node tools/report/summary.mjs RESULTS_DIR
 //
-// Exit 0, 3 on unreadable input, 64 on bad arguments.
+// Figures come from skiff-compare (lib/comparer.mjs). Exit 0, 3 on
+// unreadable input, 6 when skiff-compare cannot be found, 64 on bad arguments.
 import { duration, rate } from './lib/format.mjs';
 import { shortName } from './lib/page.mjs';
+import { MissingComparer } from './lib/comparer.mjs';
 import { loadRecord, loadRunDir } from './lib/runs.mjs';
 
 const args = process.argv.slice(2);
@@ -47,5 +49,5 @@ try {
   }
 } catch (e) {
   process.stderr.write(`summary: ${e.message}\n`);
-  process.exit(3);
+  process.exit(e instanceof MissingComparer ? 6 : 3);
 }

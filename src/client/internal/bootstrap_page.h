@@ -7,27 +7,12 @@
 #ifndef SKIFF_CLIENT_INTERNAL_BOOTSTRAP_PAGE_H_
 #define SKIFF_CLIENT_INTERNAL_BOOTSTRAP_PAGE_H_
 
-#include <cstdint>
-#include <functional>
-#include <optional>
 #include <string_view>
-#include <vector>
 
 #include "base/status.h"
-#include "client/device_storage.h"
+#include "client/sync_messages.h"
 
 namespace skiff::client::internal {
-
-struct BootstrapPage {
-  std::vector<RowWrite> rows;  // in the server's (group, table, key) order
-  uint64_t cursor = 0;
-  std::optional<RowName> next;  // nullopt on the last page
-};
-
-// Called with a page's `next` when the reply gives it before its rows (the
-// server writes it first), so the caller can ask for the following page
-// while this one's rows are still being read.
-using OnNextPage = std::function<void(const std::optional<RowName>& next)>;
 
 // The page in `reply` (a whole `{"id":..,"ok":true,"rows":[..],..}` object,
 // its members in any order). internal when the text is not such a reply;

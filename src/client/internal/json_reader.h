@@ -1,13 +1,15 @@
 // JsonReader: a forward-only reader over JSON text (RFC 8259) that builds no
 // tree. It reads strings, unsigned integers and literals in place, and skips
-// a whole value while checking its grammar, returning the span it covered,
+// a whole value while checking its grammar (by doc/json_skip.h, the rules
+// the cluster relay reads values by too), returning the span it covered,
 // so a large reply (a bootstrap page of thousands of rows) can be taken
 // apart member by member and its nested values kept as the text they are.
 //
-// Every method returns false on text that is not JSON of the expected shape
-// and leaves the reader where it stopped; the caller turns that into an
-// error. UTF-8 is not validated here: the WebSocket layer checks every text
-// frame before it reaches a reader. Thread-compatible.
+// Every method returns false on text that is not JSON of the expected shape;
+// the caller turns that into an error and reads no further (where the reader
+// then stands is unspecified: Skip leaves it at the value). UTF-8 is not
+// validated here: the WebSocket layer checks every text frame before it
+// reaches a reader. Thread-compatible.
 #ifndef SKIFF_CLIENT_INTERNAL_JSON_READER_H_
 #define SKIFF_CLIENT_INTERNAL_JSON_READER_H_
 
@@ -15,6 +17,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "doc/json_skip.h"
 
 namespace skiff::client::internal {
 
@@ -61,17 +65,9 @@ class JsonReader {
   // Before an element or member: takes the closing `close` (done) or, past
   // the first element, the ',' that must come first.
   bool Step(char close, bool* done);
-  bool SkipValue(int depth);
-  void SkipWhitespace() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
-  }
-  bool SkipString();
-  // After the opening quote: the rest of a string, unescaped into `out`
-  // (nullptr: checked only).
+  void SkipWhitespace() { p_ = doc::SkipJsonSpace(p_, end_); }
+  // After the opening quote: the rest of a string, unescaped into `out`.
   bool StringBody(std::string* out);
-  bool SkipNumber();
-  bool SkipLiteral(std::string_view word);
-  bool Hex4(uint32_t* out);
 
   const char* p_;
   const char* end_;

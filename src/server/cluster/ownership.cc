@@ -1,73 +1,19 @@
 #include "server/cluster/ownership.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 #include <utility>
 
-#include <pqxx/pqxx>
-
-#include "store/internal/pg_array.h"
-#include "store/internal/pg_url.h"
-
 namespace skiff::server::cluster {
-namespace {
-
-// Created under a transaction-scoped advisory lock, so instances starting
-// together do not race each other's CREATE.
-constexpr const char* kSchema = R"sql(
-SELECT pg_advisory_xact_lock(7283515);
-CREATE TABLE IF NOT EXISTS skiff_cluster_instances(
-  id bigserial PRIMARY KEY,
-  address text NOT NULL,
-  started timestamptz NOT NULL DEFAULT now(),
-  heartbeat timestamptz NOT NULL DEFAULT now());
-CREATE TABLE IF NOT EXISTS skiff_partitions(
-  partition int PRIMARY KEY,
-  owner bigint,
-  epoch bigint NOT NULL DEFAULT 0,
-  lease_until timestamptz);
-)sql";
-
-// Ids of the instances whose advisory lock is held: the ones alive. The
-// lock's first key is the schema's hash, so clusters in two schemas of one
-// database never see each other's instances.
-constexpr const char* kAliveIds =
-    "SELECT l.objid::bigint FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
-    "AND l.objsubid = 2 AND l.classid = hashtext(current_schema())::oid "
-    "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())";
-
-// A partition anyone may claim: no owner, an expired lease, or a dead owner.
-const std::string kClaimable =
-    std::string("(owner IS NULL OR lease_until < now() OR owner NOT IN (") + kAliveIds + "))";
-
-std::string PartitionArray(const std::vector<uint32_t>& partitions) {
-  std::vector<std::string> text;
-  text.reserve(partitions.size());
-  for (uint32_t p : partitions) text.push_back(std::to_string(p));
-  return store::internal::PgArrayOf(
-      text, [](const std::string& s) { return std::optional<std::string_view>(s); });
-}
-
-}  // namespace
-
-struct Ownership::Connection {
-  explicit Connection(const std::string& url) : conn(url), backend(conn.backendpid()) {}
-  pqxx::connection conn;
-  // libpqxx reconnects a broken connection on its own, which would drop
-  // the advisory lock unseen: a changed backend means we are not alive to
-  // the others any more.
-  const int backend;
-};
 
 Ownership::Ownership(const OwnershipOptions& options, Hooks hooks)
     : options_(options), hooks_(std::move(hooks)) {}
 
 Ownership::~Ownership() { Stop(); }
 
-int64_t Ownership::Now() {
+int64_t Ownership::Now() const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+             options_.clock->Now().time_since_epoch())
       .count();
 }
 
@@ -80,32 +26,9 @@ Status Ownership::Start(const std::string& address) {
 }
 
 Status Ownership::Connect() {
-  SKIFF_ASSIGN_OR_RETURN(store::internal::PgUrl url,
-                         store::internal::ParsePgUrl(options_.store_url, {}));
-  try {
-    conn_ = std::make_unique<Connection>(url.libpq_url);
-    pqxx::work tx(conn_->conn);
-    tx.exec(kSchema);
-    tx.exec("INSERT INTO skiff_partitions(partition) SELECT generate_series(0, " +
-            std::to_string(kPartitions - 1) + ") ON CONFLICT DO NOTHING");
-    tx.commit();
-    pqxx::nontransaction nt(conn_->conn);
-    nt.exec("SET statement_timeout = " + std::to_string(url.options.statement_timeout.count()) +
-            "; SET lock_timeout = " + std::to_string(url.options.lock_timeout.count()));
-    // The lock before the row: the others' ticks delete every row whose
-    // lock is not held, which would otherwise catch this one in between.
-    const uint64_t id =
-        nt.exec("SELECT nextval(pg_get_serial_sequence('skiff_cluster_instances', 'id'))")[0][0]
-            .as<uint64_t>();
-    nt.exec_params("SELECT pg_advisory_lock(hashtext(current_schema()), $1::int)",
-                   static_cast<long long>(id));
-    nt.exec_params("INSERT INTO skiff_cluster_instances(id, address) VALUES ($1, $2)",
-                   static_cast<long long>(id), address_);
-    id_.store(id, std::memory_order_release);
-  } catch (const std::exception& e) {
-    conn_.reset();
-    return Unavailable(std::string("cluster: cannot register with PostgreSQL: ") + e.what());
-  }
+  SKIFF_ASSIGN_OR_RETURN(
+      leases_, store::PostgresLeases::Register(options_.store_url, kPartitions, address_));
+  id_.store(leases_->id(), std::memory_order_release);
   return Status::Ok();
 }
 
@@ -152,145 +75,116 @@ Status Ownership::Tick() {
   const int64_t sent = Now();
   const int64_t lease_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.lease).count();
-  const std::string lease_text = std::to_string(options_.lease.count()) + " milliseconds";
-  try {
-    if (conn_->conn.backendpid() != conn_->backend) {
-      return Unavailable("cluster: the PostgreSQL session was replaced");
-    }
-    pqxx::nontransaction tx(conn_->conn);
-    // Renew first: the local timers start at `sent`, before PostgreSQL's.
-    std::map<uint32_t, uint64_t> mine;
-    for (const auto& row : tx.exec_params(
-             "UPDATE skiff_partitions SET lease_until = now() + $2::interval WHERE owner = $1 "
-             "RETURNING partition, epoch",
-             static_cast<long long>(me), lease_text)) {
-      mine[row[0].as<uint32_t>()] = row[1].as<uint64_t>();
-    }
-    // Alive: its advisory lock is held and it has renewed within a lease.
-    // A frozen instance keeps its lock (its session stays open) but stops
-    // beating, so it gets no share until it comes back.
-    tx.exec_params("UPDATE skiff_cluster_instances SET heartbeat = now() WHERE id = $1",
-                   static_cast<long long>(me));
-    std::set<uint64_t> alive;
-    std::map<uint64_t, std::string> peers;
-    for (const auto& row :
-         tx.exec_params(std::string("SELECT id, address, id IN (") + kAliveIds +
-                            ") AND heartbeat > now() - $1::interval FROM skiff_cluster_instances",
-                        lease_text)) {
-      const uint64_t id = row[0].as<uint64_t>();
-      if (!row[2].as<bool>()) continue;
-      alive.insert(id);
-      if (id != me) peers[id] = row[1].c_str();
-    }
-    // Rows of instances that are gone, so the table does not grow with
-    // every restart.
-    tx.exec(std::string("DELETE FROM skiff_cluster_instances WHERE id NOT IN (") + kAliveIds + ")");
-    std::vector<uint32_t> claimable;  // free ones, then orphans (dead or expired owner)
-    std::vector<uint32_t> orphans;
-    std::map<uint64_t, size_t> held;  // live owners' partition counts
-    std::vector<std::pair<uint32_t, uint64_t>> others;
-    for (const auto& row : tx.exec(
-             "SELECT partition, coalesce(owner, 0), lease_until > now() FROM skiff_partitions")) {
-      const uint32_t p = row[0].as<uint32_t>();
-      const uint64_t owner = row[1].as<uint64_t>();
-      const bool live = !row[2].is_null() && row[2].as<bool>() && alive.count(owner) > 0;
-      if (owner == me) continue;
-      if (live) {
-        ++held[owner];
-        others.emplace_back(p, owner);
-      } else {
-        (owner == 0 ? claimable : orphans).push_back(p);
-        others.emplace_back(p, 0);
-      }
-    }
-    const size_t live_instances = std::max<size_t>(alive.size(), 1);
-    const size_t fair = (kPartitions + live_instances - 1) / live_instances;
-
-    const bool nothing_free = claimable.empty() && orphans.empty();
-    std::vector<uint32_t> gained;
-    // Free partitions up to the fair share; orphans always, whatever the
-    // share (their owner may still count as alive: frozen, with its session
-    // open), so none stays unserved; the shares even out afterwards.
-    if (!claimable.empty() && mine.size() + orphans.size() < fair) {
-      // Spread over the range so instances starting together claim
-      // different rows first.
-      std::rotate(claimable.begin(),
-                  claimable.begin() + static_cast<std::ptrdiff_t>((me * 389) % claimable.size()),
-                  claimable.end());
-      claimable.resize(std::min(claimable.size(), fair - mine.size() - orphans.size()));
-    } else {
-      claimable.clear();
-    }
-    claimable.insert(claimable.end(), orphans.begin(), orphans.end());
-    if (!claimable.empty()) {
-      // A row still locked by a write of its old owner (a frozen one's
-      // transaction) is skipped, not waited for: the tick must go on.
-      for (const auto& row : tx.exec_params(
-               "WITH c AS (SELECT partition FROM skiff_partitions WHERE partition = ANY($2::int[]) "
-               "AND " +
-                   kClaimable +
-                   " FOR UPDATE SKIP LOCKED) UPDATE skiff_partitions p SET owner = $1, epoch = "
-                   "p.epoch + 1, "
-                   "lease_until = now() + $3::interval FROM c WHERE p.partition = c.partition "
-                   "RETURNING p.partition, p.epoch",
-               static_cast<long long>(me), PartitionArray(claimable), lease_text)) {
-        const uint32_t p = row[0].as<uint32_t>();
-        mine[p] = row[1].as<uint64_t>();
-        gained.push_back(p);
-      }
-    }
-
-    // Give back what is above the fair share when another instance is
-    // below it and nothing is free for it.
-    std::vector<uint32_t> released;
-    const bool someone_short =
-        nothing_free && std::any_of(alive.begin(), alive.end(),
-                                    [&](uint64_t id) { return id != me && held[id] < fair - 1; });
-    if (someone_short && mine.size() > fair) {
-      size_t extra = mine.size() - fair;
-      for (auto it = mine.rbegin(); it != mine.rend() && extra > 0; ++it, --extra) {
-        released.push_back(it->first);
-      }
-      for (uint32_t p : released) {
-        deadline_[p].store(0);
-        mine.erase(p);
-      }
-      if (hooks_.drain) hooks_.drain();
-      tx.exec_params(
-          "WITH c AS (SELECT partition FROM skiff_partitions WHERE partition = ANY($2::int[]) "
-          "AND owner = $1 FOR UPDATE) UPDATE skiff_partitions p SET owner = NULL, lease_until = "
-          "NULL FROM c WHERE p.partition = c.partition",
-          static_cast<long long>(me), PartitionArray(released));
-    }
-
-    // Publish: what was lost or given back stops first, cached copies of
-    // what is new go before it is served.
-    std::vector<uint32_t> forget = released;
-    for (uint32_t p = 0; p < kPartitions; ++p) {
-      if (owner_[p].load() == me && mine.count(p) == 0 &&
-          std::find(released.begin(), released.end(), p) == released.end()) {
-        deadline_[p].store(0);
-        forget.push_back(p);
-      }
-    }
-    for (uint32_t p : gained) forget.push_back(p);
-    if (!forget.empty() && hooks_.forget) hooks_.forget(forget);
-    for (const auto& [p, owner] : others) {
-      if (mine.count(p)) continue;
-      deadline_[p].store(0);
-      owner_[p].store(owner, std::memory_order_release);
-    }
-    for (uint32_t p : released) owner_[p].store(0, std::memory_order_release);
-    for (const auto& [p, epoch] : mine) {
-      epoch_[p].store(epoch, std::memory_order_release);
-      owner_[p].store(me, std::memory_order_release);
-      deadline_[p].store(sent + lease_ns, std::memory_order_release);
-    }
-    if (peers != last_peers_ && hooks_.peers) hooks_.peers(peers);
-    last_peers_ = std::move(peers);
-  } catch (const std::exception& e) {
-    return Unavailable(std::string("cluster: lease tick failed: ") + e.what());
+  if (!leases_->intact()) return Unavailable("cluster: the PostgreSQL session was replaced");
+  // Renew first: the local timers start at `sent`, before PostgreSQL's.
+  SKIFF_ASSIGN_OR_RETURN(auto mine, leases_->Renew(options_.lease));
+  // Alive: its advisory lock is held and it has renewed within a lease.
+  // A frozen instance keeps its lock (its session stays open) but stops
+  // beating, so it gets no share until it comes back.
+  SKIFF_RETURN_IF_ERROR(leases_->Beat());
+  std::set<uint64_t> alive;
+  std::map<uint64_t, std::string> peers;
+  SKIFF_ASSIGN_OR_RETURN(const std::vector<store::ClusterInstance> instances,
+                         leases_->Instances(options_.lease));
+  for (const store::ClusterInstance& instance : instances) {
+    if (!instance.alive) continue;
+    alive.insert(instance.id);
+    if (instance.id != me) peers[instance.id] = instance.address;
   }
+  // Rows of instances that are gone, so the table does not grow with
+  // every restart.
+  SKIFF_RETURN_IF_ERROR(leases_->ForgetGone());
+  std::vector<uint32_t> claimable;  // free ones, then orphans (dead or expired owner)
+  std::vector<uint32_t> orphans;
+  std::map<uint64_t, size_t> held;  // live owners' partition counts
+  std::vector<std::pair<uint32_t, uint64_t>> others;
+  SKIFF_ASSIGN_OR_RETURN(const std::vector<store::PartitionLease> rows, leases_->Partitions());
+  for (const store::PartitionLease& row : rows) {
+    const uint32_t p = row.partition;
+    const uint64_t owner = row.owner;
+    const bool live = row.unexpired && alive.count(owner) > 0;
+    if (owner == me) continue;
+    if (live) {
+      ++held[owner];
+      others.emplace_back(p, owner);
+    } else {
+      (owner == 0 ? claimable : orphans).push_back(p);
+      others.emplace_back(p, 0);
+    }
+  }
+  const size_t live_instances = std::max<size_t>(alive.size(), 1);
+  const size_t fair = (kPartitions + live_instances - 1) / live_instances;
+
+  const bool nothing_free = claimable.empty() && orphans.empty();
+  std::vector<uint32_t> gained;
+  // Free partitions up to the fair share; orphans always, whatever the
+  // share (their owner may still count as alive: frozen, with its session
+  // open), so none stays unserved; the shares even out afterwards.
+  if (!claimable.empty() && mine.size() + orphans.size() < fair) {
+    // Spread over the range so instances starting together claim
+    // different rows first.
+    std::rotate(claimable.begin(),
+                claimable.begin() + static_cast<std::ptrdiff_t>((me * 389) % claimable.size()),
+                claimable.end());
+    claimable.resize(std::min(claimable.size(), fair - mine.size() - orphans.size()));
+  } else {
+    claimable.clear();
+  }
+  claimable.insert(claimable.end(), orphans.begin(), orphans.end());
+  if (!claimable.empty()) {
+    // A row still locked by a write of its old owner (a frozen one's
+    // transaction) is skipped, not waited for: the tick must go on.
+    SKIFF_ASSIGN_OR_RETURN(const auto claimed, leases_->Claim(claimable, options_.lease));
+    for (const auto& [p, epoch] : claimed) {
+      mine[p] = epoch;
+      gained.push_back(p);
+    }
+  }
+
+  // Give back what is above the fair share when another instance is
+  // below it and nothing is free for it.
+  std::vector<uint32_t> released;
+  const bool someone_short =
+      nothing_free && std::any_of(alive.begin(), alive.end(),
+                                  [&](uint64_t id) { return id != me && held[id] < fair - 1; });
+  if (someone_short && mine.size() > fair) {
+    size_t extra = mine.size() - fair;
+    for (auto it = mine.rbegin(); it != mine.rend() && extra > 0; ++it, --extra) {
+      released.push_back(it->first);
+    }
+    for (uint32_t p : released) {
+      deadline_[p].store(0);
+      mine.erase(p);
+    }
+    if (hooks_.drain) hooks_.drain();
+    SKIFF_RETURN_IF_ERROR(leases_->Release(released));
+  }
+
+  // Publish: what was lost or given back stops first, cached copies of
+  // what is new go before it is served.
+  std::vector<uint32_t> forget = released;
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    if (owner_[p].load() == me && mine.count(p) == 0 &&
+        std::find(released.begin(), released.end(), p) == released.end()) {
+      deadline_[p].store(0);
+      forget.push_back(p);
+    }
+  }
+  for (uint32_t p : gained) forget.push_back(p);
+  if (!forget.empty() && hooks_.forget) hooks_.forget(forget);
+  for (const auto& [p, owner] : others) {
+    if (mine.count(p)) continue;
+    deadline_[p].store(0);
+    owner_[p].store(owner, std::memory_order_release);
+  }
+  for (uint32_t p : released) owner_[p].store(0, std::memory_order_release);
+  for (const auto& [p, epoch] : mine) {
+    epoch_[p].store(epoch, std::memory_order_release);
+    owner_[p].store(me, std::memory_order_release);
+    deadline_[p].store(sent + lease_ns, std::memory_order_release);
+  }
+  if (peers != last_peers_ && hooks_.peers) hooks_.peers(peers);
+  last_peers_ = std::move(peers);
   return Status::Ok();
 }
 
@@ -302,15 +196,17 @@ void Ownership::Run() {
       cv_.WaitFor(mu_, options_.tick);
       if (stopping_) return;
     }
-    Status s = conn_ ? Tick() : Connect();
+    Status s = leases_ ? Tick() : Connect();
     if (!s.ok()) {
-      std::fprintf(stderr, "skiffd: %s\n", s.message().c_str());
+      std::string_view what = s.message();  // worded for Start's caller: "cluster: ..."
+      if (what.starts_with("cluster: ")) what.remove_prefix(9);
+      options_.logger->Log(LogLevel::kError, "cluster", what);
       // A broken connection released our advisory lock: the others may
       // already be taking our partitions. Stop serving them and register
       // again as a new instance.
-      if (conn_ && (!conn_->conn.is_open() || conn_->conn.backendpid() != conn_->backend)) {
+      if (leases_ && !leases_->intact()) {
         DropAll();
-        conn_.reset();
+        leases_.reset();
       }
       // Leases simply run out locally when renewals keep failing.
     }
@@ -327,46 +223,33 @@ void Ownership::Stop() {
   if (thread_.joinable()) thread_.join();
   for (uint32_t p = 0; p < kPartitions; ++p) deadline_[p].store(0);
   if (hooks_.drain) hooks_.drain();
-  if (!conn_) return;
-  try {
-    pqxx::nontransaction tx(conn_->conn);
-    std::string released =
-        tx.exec_params(
-              "WITH c AS (SELECT partition FROM skiff_partitions WHERE owner = $1 FOR UPDATE), "
-              "u AS (UPDATE skiff_partitions p SET owner = NULL, lease_until = NULL FROM c "
-              "WHERE p.partition = c.partition) SELECT clock_timestamp()::text",
-              static_cast<long long>(id()))[0][0]
-            .c_str();
+  if (!leases_) return;
+  auto give_back = [&]() -> Status {
+    SKIFF_ASSIGN_OR_RETURN(std::string released, leases_->ReleaseAll());
     // Peers keep forwarding here until their next tick reads the release;
     // this instance still answers those (moved) while it waits. Two
     // heartbeats of every live peer after the release mean each has read
     // it and acted on it (a tick beats, then reads, then publishes), so
     // closing the links after that drops nothing in flight. Bounded by
     // two leases, for a peer that is frozen.
-    const auto give_up = std::chrono::steady_clock::now() + 2 * options_.lease;
-    for (int beats_seen = 0; beats_seen < 2 && std::chrono::steady_clock::now() < give_up;) {
+    const auto give_up = options_.clock->Now() + 2 * options_.lease;
+    for (int beats_seen = 0; beats_seen < 2 && options_.clock->Now() < give_up;) {
       std::this_thread::sleep_for(options_.tick);
-      const bool all_beat =
-          tx.exec_params(
-                std::string("SELECT coalesce(bool_and(heartbeat > $2::timestamptz), true) FROM "
-                            "skiff_cluster_instances WHERE id <> $1 AND heartbeat > now() - "
-                            "$3::interval AND id IN (") +
-                    kAliveIds + ")",
-                static_cast<long long>(id()), released,
-                std::to_string(options_.lease.count()) + " milliseconds")[0][0]
-              .as<bool>();
+      SKIFF_ASSIGN_OR_RETURN(const bool all_beat, leases_->AllBeatSince(released, options_.lease));
       if (all_beat) {
         ++beats_seen;
-        released = tx.exec("SELECT clock_timestamp()::text")[0][0].c_str();
+        SKIFF_ASSIGN_OR_RETURN(released, leases_->DatabaseTime());
       }
     }
-    tx.exec_params("DELETE FROM skiff_cluster_instances WHERE id = $1",
-                   static_cast<long long>(id()));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "skiffd: cluster: giving partitions back failed (they expire): %s\n",
-                 e.what());
+    return leases_->Unregister();
+  };
+  if (Status given_back = give_back(); !given_back.ok()) {
+    std::string what = given_back.message();  // "cluster: <step> failed: ..."
+    if (what.starts_with("cluster: ")) what.erase(0, 9);
+    Logf(*options_.logger, LogLevel::kError, "cluster",
+         "giving partitions back failed (they expire): %s", what.c_str());
   }
-  conn_.reset();
+  leases_.reset();
 }
 
 }  // namespace skiff::server::cluster

@@ -39,9 +39,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/logger.h"
 #include "base/mutex.h"
 #include "base/status.h"
 #include "server/cluster/partition.h"
+#include "store/postgres_leases.h"
 
 namespace skiff::server::cluster {
 
@@ -49,6 +52,8 @@ struct OwnershipOptions {
   std::string store_url;  // postgres://...; the store's own parameters allowed
   std::chrono::milliseconds lease{3000};
   std::chrono::milliseconds tick{200};
+  Logger* logger = nullptr;  // required: where failed ticks are reported; outlives the Ownership
+  const Clock* clock = nullptr;  // required: the local lease timers' time; outlives the Ownership
 };
 
 // Where a request for a partition goes.
@@ -99,17 +104,16 @@ class Ownership {
   void Stop();
 
  private:
-  struct Connection;
   Status Connect();
   Status Tick();
   void Run();
   void DropAll();
-  static int64_t Now();
+  int64_t Now() const;
 
   const OwnershipOptions options_;
   std::string address_;  // set by Start
   const Hooks hooks_;
-  std::unique_ptr<Connection> conn_;  // the ownership thread's
+  std::unique_ptr<store::PostgresLeases> leases_;  // the ownership thread's
   std::atomic<uint64_t> id_{0};
   std::array<std::atomic<uint64_t>, kPartitions> owner_{};
   std::array<std::atomic<uint64_t>, kPartitions> epoch_{};

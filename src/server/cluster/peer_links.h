@@ -1,27 +1,32 @@
 // PeerLinks: this instance's connections to the other instances of its
-// cluster, over which requests for partitions they own are forwarded.
+// cluster, over which requests on partitions they own are relayed.
 //
-// One client connection per peer, logged in as the cluster's internal user,
-// so requests forwarded to one owner leave in the order they were sent and
-// per-key order holds. Links open and close on a thread of their own as the
-// ownership table reports peers coming and going; a peer without a link yet
-// is answered like a partition being handed over (retry shortly). Also
-// runs short timers for those retries.
-// Thread-safe.
+// One WebSocket connection per peer (the src/ws framing and handshake),
+// logged in as the cluster's internal user, so requests relayed to one
+// owner leave in the order they were sent and per-key order holds. A link
+// lives on one of the server's I/O loops, like the connections it relays
+// for: no thread of its own, and a request's text is relayed as it came
+// with only its id rewritten (relay_frame.h). Links open and close as the
+// ownership table reports peers coming and going; a link that fails is
+// opened again shortly while its peer is alive.
+// Thread-safe: every method may be called from any thread; a link's socket
+// and its requests waiting for replies are touched only on its loop.
 #ifndef SKIFF_SERVER_CLUSTER_PEER_LINKS_H_
 #define SKIFF_SERVER_CLUSTER_PEER_LINKS_H_
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
+#include <string_view>
 #include <vector>
 
-#include "base/mutex.h"
-#include "client/client.h"
+#include "base/logger.h"
+
+namespace skiff::server::internal {
+class IoLoop;
+}  // namespace skiff::server::internal
 
 namespace skiff::server::cluster {
 
@@ -31,36 +36,40 @@ inline constexpr const char* kClusterUser = "$cluster";
 
 class PeerLinks {
  public:
-  explicit PeerLinks(std::string secret);
+  // What became of a relayed request.
+  enum class Outcome {
+    kReplied,  // the peer answered: the reply's text, under the link's id
+    kNotSent,  // the link closed before the request left: the peer never saw it
+    kLost,     // the link failed after it left: the peer may or may not have run it
+  };
+  // Runs once, on the link's loop; `reply` is valid only during the call.
+  using Done = std::function<void(Outcome, std::string_view reply)>;
+  enum class SendResult { kSent, kNoLink, kUnreadable };
+
+  // `logger` must outlive the links.
+  PeerLinks(std::string secret, Logger& logger);
   ~PeerLinks();  // Stop()
   PeerLinks(const PeerLinks&) = delete;
   PeerLinks& operator=(const PeerLinks&) = delete;
 
-  // The live peers by id, with their host:port.
+  // The loops links are opened on (dealt out in turn), before the first
+  // Update; they must run until Stop has returned.
+  void Start(std::vector<internal::IoLoop*> loops);
+  // The live peers by id, with their host:port: links to new ones open,
+  // links to those gone close (what waits on them is lost).
   void Update(const std::map<uint64_t, std::string>& peers);
-  // Sends `request` to peer `owner`; `done` runs on the link's thread.
-  // False (and `done` never runs) when there is no open link to it.
-  bool Send(uint64_t owner, const doc::Value& request, client::ReplyCallback done);
-  // Runs `fn` on the timer thread after `delay`; timers due together run
-  // in the order they were set.
-  void After(std::chrono::milliseconds delay, std::function<void()> fn);
+  // Relays the request frame `text` (a JSON object) to peer `owner` under
+  // an id of the link's. kNoLink when there is no open link to it yet,
+  // kUnreadable when `text` is not an object; `done` runs only after kSent.
+  SendResult Send(uint64_t owner, std::string_view text, Done done);
+  // Closes every link (what waits on them is lost) and opens no more.
+  // Idempotent.
   void Stop();
 
  private:
-  void ConnectLoop();
-  void TimerLoop();
-
-  const std::string secret_;
-  Mutex mu_;
-  CondVar connect_cv_;
-  CondVar timer_cv_;
-  std::map<uint64_t, std::string> wanted_ SKIFF_GUARDED_BY(mu_);
-  std::map<uint64_t, std::shared_ptr<client::Client>> links_ SKIFF_GUARDED_BY(mu_);
-  std::multimap<std::chrono::steady_clock::time_point, std::function<void()>> timers_
-      SKIFF_GUARDED_BY(mu_);
-  bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
-  std::thread connector_;
-  std::thread timer_;
+  class Link;
+  struct Registry;
+  const std::shared_ptr<Registry> registry_;
 };
 
 }  // namespace skiff::server::cluster

@@ -20,9 +20,10 @@ constexpr size_t kEagerFlushWrites = 4096;
 
 }  // namespace
 
-Committer::Committer(store::Store& store, Durability durability,
+Committer::Committer(store::Store& store, const Clock& clock, Durability durability,
                      std::chrono::milliseconds flush_interval, std::chrono::milliseconds stop_grace)
     : store_(store),
+      clock_(clock),
       durability_(durability),
       flush_interval_(flush_interval),
       stop_grace_(stop_grace) {
@@ -36,7 +37,7 @@ uint64_t Committer::Write(std::string table, std::string key, std::optional<std:
   const size_t bytes = value ? value->size() : 0;
   MutexLock lock(&mu_);
   ++queued_seq_;
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const Clock::TimePoint now = clock_.Now();
   if (queue_.empty() && written_seq_ + 1 == queued_seq_) oldest_ = now;
   queue_.push_back({queued_seq_, std::move(table), std::move(key), std::move(value),
                     std::move(done), false, now, lease});
@@ -54,7 +55,7 @@ uint64_t Committer::WriteLatest(std::string table, std::string key) {
   SKIFF_CHECK(durability_ == Durability::kMemory && latest_);
   MutexLock lock(&mu_);
   ++queued_seq_;
-  const SteadyTime now = std::chrono::steady_clock::now();
+  const Clock::TimePoint now = clock_.Now();
   if (queue_.empty() && written_seq_ + 1 == queued_seq_) oldest_ = now;
   queue_.push_back(
       {queued_seq_, std::move(table), std::move(key), std::nullopt, nullptr, true, now, {}});
@@ -103,7 +104,7 @@ CommitterBacklog Committer::backlog() const {
   CommitterBacklog b;
   b.writes = queued_seq_ - written_seq_;
   b.bytes = backlog_bytes_;
-  if (b.writes > 0) b.oldest = std::chrono::steady_clock::now() - oldest_;
+  if (b.writes > 0) b.oldest = clock_.Now() - oldest_;
   b.failing = failing_;
   return b;
 }
@@ -113,8 +114,8 @@ void Committer::Run() {
   MutexLock lock(&mu_);
   // Memory mode, after a failed flush: when to try again, and at Stop how
   // long to keep trying.
-  std::optional<SteadyTime> retry_at;
-  std::optional<SteadyTime> give_up_at;
+  std::optional<Clock::TimePoint> retry_at;
+  std::optional<Clock::TimePoint> give_up_at;
   for (;;) {
     auto ready = [&]() SKIFF_REQUIRES(mu_) {
       return stopping_ || flush_requested_ ||
@@ -124,14 +125,14 @@ void Committer::Run() {
     if (retry_at) {
       // A failing store is tried again after the interval, also while
       // stopping, instead of at once in a loop.
-      while (!flush_requested_ && work_cv_.WaitUntil(mu_, *retry_at)) {
+      while (!flush_requested_ && clock_.WaitUntil(work_cv_, mu_, *retry_at)) {
       }
       retry_at.reset();
     } else if (durability_ == Durability::kCommit) {
       while (!ready()) work_cv_.Wait(mu_);
     } else {
-      const SteadyTime deadline = std::chrono::steady_clock::now() + flush_interval_;
-      while (!ready() && work_cv_.WaitUntil(mu_, deadline)) {
+      const Clock::TimePoint deadline = clock_.Now() + flush_interval_;
+      while (!ready() && clock_.WaitUntil(work_cv_, mu_, deadline)) {
       }
     }
     flush_requested_ = false;
@@ -149,7 +150,7 @@ void Committer::Run() {
     lock.Lock();
     failing_ = !status.ok();
     if (!status.ok() && durability_ == Durability::kMemory) {
-      const SteadyTime now = std::chrono::steady_clock::now();
+      const Clock::TimePoint now = clock_.Now();
       if (stopping_ && !give_up_at) give_up_at = now + stop_grace_;
       if (!give_up_at || now < *give_up_at) {
         // Memory mode acknowledged these writes already: keep them, in

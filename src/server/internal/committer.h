@@ -20,7 +20,8 @@
 // retry succeeds), never dropped; at Stop the retries go on for
 // `stop_grace`, and what still could not be written is named in Stop's
 // error. backlog() tells how much acknowledged data waits, so the caller can
-// refuse new writes while the store takes none.
+// refuse new writes while the store takes none. The interval, the retries,
+// stop_grace and the backlog's age are read on the Clock.
 // All methods are thread-safe.
 #ifndef SKIFF_SERVER_INTERNAL_COMMITTER_H_
 #define SKIFF_SERVER_INTERNAL_COMMITTER_H_
@@ -35,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
 #include "server/cluster/partition.h"
@@ -67,7 +69,9 @@ class Committer {
   using Latest = std::function<bool(std::string_view table, std::string_view key,
                                     std::optional<std::string>* value)>;
 
-  Committer(store::Store& store, Durability durability, std::chrono::milliseconds flush_interval,
+  // `store` and `clock` must outlive the committer.
+  Committer(store::Store& store, const Clock& clock, Durability durability,
+            std::chrono::milliseconds flush_interval,
             std::chrono::milliseconds stop_grace = std::chrono::seconds(30));
   ~Committer();  // Stop()
 
@@ -113,7 +117,6 @@ class Committer {
   CommitterBacklog backlog() const;
 
  private:
-  using SteadyTime = std::chrono::steady_clock::time_point;
   struct Pending {
     uint64_t seq;
     std::string table;
@@ -121,7 +124,7 @@ class Committer {
     std::optional<std::string> value;
     Done done;
     bool latest = false;  // WriteLatest: `value` is read when written
-    SteadyTime queued;
+    Clock::TimePoint queued;
     std::optional<cluster::Lease> lease;
   };
 
@@ -131,6 +134,7 @@ class Committer {
   Status Commit(std::vector<Pending>& batch);
 
   store::Store& store_;
+  const Clock& clock_;
   const Durability durability_;
   const std::chrono::milliseconds flush_interval_;
   const std::chrono::milliseconds stop_grace_;
@@ -146,8 +150,8 @@ class Committer {
   bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
   bool flush_requested_ SKIFF_GUARDED_BY(mu_) = false;
   CommitterCounters counters_ SKIFF_GUARDED_BY(mu_);
-  uint64_t backlog_bytes_ SKIFF_GUARDED_BY(mu_) = 0;  // value bytes of queue_ and the batch out
-  SteadyTime oldest_ SKIFF_GUARDED_BY(mu_) = {};      // queue time of the oldest unwritten
+  uint64_t backlog_bytes_ SKIFF_GUARDED_BY(mu_) = 0;    // value bytes of queue_ and the batch out
+  Clock::TimePoint oldest_ SKIFF_GUARDED_BY(mu_) = {};  // queue time of the oldest unwritten
   bool failing_ SKIFF_GUARDED_BY(mu_) = false;
   Status stop_status_ SKIFF_GUARDED_BY(mu_);
   std::atomic<uint64_t> written_through_{0};  // written_seq_, readable without mu_

@@ -2,7 +2,7 @@
 // any socket type, plus that connection's session state.
 //
 // Send and Close are thread-safe (replies of committed writes are sent from
-// the committer thread), and so are Post and ReleaseBarrier. The session
+// the committer thread), and so are Post, PostAfter and ReleaseBarrier. The session
 // fields (`user`, `permissions`, `groups`) are written only on the
 // connection's I/O thread, by its message handler or a task it Posts; a
 // store worker reads them while it runs one of the connection's requests,
@@ -12,6 +12,7 @@
 #define SKIFF_SERVER_INTERNAL_CONNECTION_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,7 +20,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "server/internal/bootstrap_read_ahead.h"
@@ -48,6 +48,12 @@ class Connection {
   // another thread (the sync engine's) does not run on that thread. Dropped
   // when the connection is gone. The default runs it at once.
   virtual void Post(std::function<void()> fn) { fn(); }
+  // The same once `delay` has passed (a request held for a moment). The
+  // default does not wait.
+  virtual void PostAfter(std::chrono::milliseconds delay, std::function<void()> fn) {
+    (void)delay;
+    Post(std::move(fn));
+  }
 
   // Session (owned by the connection's message handler; see above).
   std::optional<std::string> user;
@@ -61,19 +67,6 @@ class Connection {
   // its push and logout on the I/O thread, which run only while none of its
   // requests is on a worker.
   BootstrapReadAhead read_ahead;
-
-  // Cluster mode (request_handler_cluster.cc), on the I/O thread like the
-  // session: this is a peer instance's link (its requests are never
-  // forwarded again), and this client's requests forwarded and not yet
-  // answered, by partition, with the instance they went to. A request for
-  // a partition whose earlier requests went elsewhere waits for them, so
-  // per-key order holds while a partition moves.
-  bool cluster_peer = false;
-  struct Forwarded {
-    uint64_t to = 0;
-    size_t count = 0;
-  };
-  std::unordered_map<uint32_t, Forwarded> forwarded;
 
   // Requests waiting for a commit whose reply has not been sent yet; at the
   // listener's limit the connection is not read.

@@ -7,8 +7,9 @@ namespace skiff::server::internal {
 Documents::Documents(store::Store& store, const Clock& clock, const DocumentsOptions& options)
     : options_(options),
       store_(store),
+      clock_(clock),
       cache_(store, clock, options.shards),
-      committer_(store, options.durability, options.flush_interval, options.stop_grace) {
+      committer_(store, clock, options.durability, options.flush_interval, options.stop_grace) {
   // Memory mode's WriteLatest writes are read from the cache when
   // committed. The committer stops (Stop) before the cache it reads goes.
   committer_.set_latest(
@@ -20,19 +21,21 @@ Documents::Documents(store::Store& store, const Clock& clock, const DocumentsOpt
 
 Documents::~Documents() { (void)Stop(); }
 
-Result<std::optional<cluster::Lease>> Documents::Admit(std::string_view table,
-                                                       std::string_view key) const {
-  if (ownership_ != nullptr) {
-    std::optional<cluster::Lease> lease = ownership_->LeaseOf(cluster::PartitionOf(table, key));
-    if (!lease) {
+Result<Documents::Admission> Documents::Admit(std::string_view table, std::string_view key) {
+  if (options_.ownership != nullptr) {
+    // Counted from before the lease is read, so Drain sees this write or
+    // the write sees the lease withdrawn.
+    Admission admission(&admitting_);
+    admission.lease = options_.ownership->LeaseOf(cluster::PartitionOf(table, key));
+    if (!admission.lease) {
       return Moved("this instance does not serve the key's partition right now");
     }
-    return lease;
+    return admission;
   }
-  if (options_.durability != Durability::kMemory) return std::optional<cluster::Lease>();
+  if (options_.durability != Durability::kMemory) return Admission();
   const CommitterBacklog b = committer_.backlog();
   const bool too_old = b.writes > 0 && b.oldest > options_.max_unflushed_age;
-  if (b.bytes <= options_.max_unflushed_bytes && !too_old) return std::optional<cluster::Lease>();
+  if (b.bytes <= options_.max_unflushed_bytes && !too_old) return Admission();
   // Acknowledging more would promise what the store may never hold.
   return Unavailable(
       std::string(b.failing ? "the store is failing: " : "the store is behind: ") +
@@ -92,8 +95,8 @@ Status Documents::Stop() {
   return stop_status_;
 }
 
-// Moves idle documents down the tiers. The wait between passes is real
-// time; idleness is measured on the Clock, so tests drive it by hand.
+// Moves idle documents down the tiers. Both the wait between passes and
+// idleness are measured on the Clock, so tests drive the sweep by hand.
 void Documents::StartSweeper() {
   using std::chrono::milliseconds;
   const auto pack = options_.pack_after.count() > 0 ? options_.pack_after : options_.evict_after;
@@ -104,8 +107,8 @@ void Documents::StartSweeper() {
   sweeper_ = std::thread([this, period] {
     MutexLock lock(&sweep_mu_);
     while (!sweep_stop_) {
-      const auto deadline = std::chrono::steady_clock::now() + period;
-      while (!sweep_stop_ && sweep_cv_.WaitUntil(sweep_mu_, deadline)) {
+      const Clock::TimePoint deadline = clock_.Now() + period;
+      while (!sweep_stop_ && clock_.WaitUntil(sweep_cv_, sweep_mu_, deadline)) {
       }
       if (sweep_stop_) break;
       lock.Unlock();

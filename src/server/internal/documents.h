@@ -68,6 +68,9 @@ struct DocumentsOptions {
   std::chrono::milliseconds max_unflushed_age{std::chrono::seconds(10)};
   // How long Stop keeps retrying a failing flush before it gives up.
   std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
+  // Cluster mode: writes are admitted only for partitions this serves now,
+  // and commit under their lease (fencing). Outlives the Documents.
+  const cluster::Ownership* ownership = nullptr;
 };
 
 class Documents {
@@ -114,14 +117,10 @@ class Documents {
   Status Stop();
 
   // Reads the geo catalog and builds the indexes; before the first write.
-  Status LoadGeoIndexes() { return geo_.Load(store_); }
+  Status LoadGeoIndexes() { return geo_.Load(store_, clock_); }
   const GeoIndexes& geo() const { return geo_; }
   GeoIndexes& geo() { return geo_; }
 
-  // Cluster mode: writes are admitted only for partitions `ownership`
-  // serves now, and commit under their lease (fencing). Set before the
-  // first write; the ownership outlives this.
-  void set_ownership(const cluster::Ownership* ownership) { ownership_ = ownership; }
   // Drops the cached copies of every document in `partitions` (ones this
   // instance starts or stops serving).
   void Forget(const std::vector<uint32_t>& partitions);
@@ -134,12 +133,32 @@ class Documents {
   CommitterCounters commits() const { return committer_.counters(); }
 
  private:
+  // What Admit grants a write: the lease it commits under (cluster mode),
+  // and, until it is queued, its place among the writes Drain waits out.
+  class Admission {
+   public:
+    Admission() = default;
+    explicit Admission(std::atomic<int>* admitting) : admitting_(admitting) {
+      admitting_->fetch_add(1);  // seq_cst: see Drain
+    }
+    Admission(Admission&& other) noexcept
+        : lease(other.lease), admitting_(std::exchange(other.admitting_, nullptr)) {}
+    Admission& operator=(Admission&&) = delete;
+    ~Admission() {
+      if (admitting_ != nullptr) admitting_->fetch_sub(1);
+    }
+
+    std::optional<cluster::Lease> lease;
+
+   private:
+    std::atomic<int>* admitting_ = nullptr;
+  };
+
   // May a write go ahead? unavailable while memory durability's backlog is
   // over its bounds (the store is not taking writes); moved in cluster mode
   // when this instance does not serve the key's partition now (the caller
-  // routes it again); else the lease the write commits under (cluster
-  // mode) or nullopt.
-  Result<std::optional<cluster::Lease>> Admit(std::string_view table, std::string_view key) const;
+  // routes it again); else what the write goes ahead under.
+  Result<Admission> Admit(std::string_view table, std::string_view key);
   // What follows each change of a document, under the key's lock: the
   // table's geo index.
   void AfterChange(std::string_view table, std::string_view key, const CachedDocument& doc) {
@@ -162,8 +181,8 @@ class Documents {
 
   const DocumentsOptions options_;
   store::Store& store_;
+  const Clock& clock_;
   GeoIndexes geo_;
-  const cluster::Ownership* ownership_ = nullptr;
   // Cluster mode: writes between their admission and their queueing, which
   // Drain waits out before it flushes.
   std::atomic<int> admitting_{0};
@@ -182,15 +201,8 @@ class Documents {
 template <typename ChangeFn, typename Ack>
 Status Documents::Write(std::string_view table, std::string_view key, WriteKind kind,
                         ChangeFn&& change, Ack ack, bool* resident) {
-  // Counted from before the lease is read until the write is queued.
-  struct Admitting {
-    std::atomic<int>* count;
-    ~Admitting() {
-      if (count) count->fetch_sub(1);
-    }
-  } admitting{ownership_ ? &admitting_ : nullptr};
-  if (ownership_) admitting_.fetch_add(1);  // seq_cst: see Drain
-  SKIFF_ASSIGN_OR_RETURN(const std::optional<cluster::Lease> lease, Admit(table, key));
+  // Held until the write is queued.
+  SKIFF_ASSIGN_OR_RETURN(const Admission admission, Admit(table, key));
   Status refused;
   bool changed = false;
   const AccessMode mode = kind == WriteKind::kReplace ? AccessMode::kReplace
@@ -207,7 +219,7 @@ Status Documents::Write(std::string_view table, std::string_view key, WriteKind 
         if (*c == Changed::kNo) return;
         changed = true;
         AfterChange(table, key, doc);
-        Persist(table, key, doc, ack, lease);
+        Persist(table, key, doc, ack, admission.lease);
       },
       kind == WriteKind::kReplace ? nullptr : resident));
   if (resident && !*resident) return Status::Ok();

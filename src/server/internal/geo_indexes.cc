@@ -25,23 +25,22 @@ std::optional<GeoPoint> PositionOfText(const GeoSpec& spec, std::string_view jso
 
 }  // namespace
 
-Status GeoIndexes::Load(store::Store& store) {
+Status GeoIndexes::Load(store::Store& store, const Clock& clock) {
   SKIFF_ASSIGN_OR_RETURN(std::vector<GeoSpec> specs, ListGeoIndexes(store));
   for (GeoSpec& spec : specs) {
     auto t = std::make_unique<Table>();
     t->spec = std::move(spec);
-    SKIFF_RETURN_IF_ERROR(Build(store, *t));
+    SKIFF_RETURN_IF_ERROR(Build(store, clock, *t));
     std::string name = t->spec.table;
     tables_.emplace(std::move(name), std::move(t));
   }
   return Status::Ok();
 }
 
-Status GeoIndexes::Build(store::Store& store, Table& t) {
-  // Wall time of the whole build, store reads included: what a restart
-  // costs. Measured, not a decision, so it does not come from the Clock.
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<GeoEntry> entries;
+Status GeoIndexes::Build(store::Store& store, const Clock& clock, Table& t) {
+  // Time of the whole build, store reads included: what a restart costs.
+  const Clock::TimePoint start = clock.Now();
+  std::vector<geo::GeoEntry> entries;
   std::unordered_set<std::string> unindexed;
   std::string after;
   while (true) {
@@ -67,8 +66,7 @@ Status GeoIndexes::Build(store::Store& store, Table& t) {
     MutexLock lock(&t.mu);
     t.unindexed = std::move(unindexed);
   }
-  t.rebuild_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  t.rebuild_ms = std::chrono::duration<double, std::milli>(clock.Now() - start).count();
   return Status::Ok();
 }
 
@@ -126,8 +124,8 @@ void GeoIndexes::FollowStored(std::string_view table, std::string_view key,
   Place(*t, key, position, exists);
 }
 
-Status GeoIndexes::Nearest(std::string_view table, const GeoQuery& query,
-                           std::vector<GeoHit>* out) {
+Status GeoIndexes::Nearest(std::string_view table, const geo::GeoQuery& query,
+                           std::vector<geo::GeoHit>* out) {
   Table* t = Find(table);
   if (t == nullptr) {
     return BadRequest("table '" + std::string(table) +
@@ -142,7 +140,7 @@ std::vector<GeoTableStats> GeoIndexes::Stats() const {
     GeoTableStats s;
     s.table = name;
     s.reads = DescribeGeoSpec(t->spec);
-    const GeoIndexStats index = t->index.Stats();
+    const geo::GeoIndexStats index = t->index.Stats();
     s.points = index.points;
     s.bytes = index.bytes;
     s.rebuild_ms = t->rebuild_ms;

@@ -27,11 +27,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "geo/geo_index.h"
+#include "geo/query.h"
 #include "server/geo_catalog.h"
 #include "server/internal/cached_document.h"
-#include "server/internal/geo_index.h"
 #include "store/store.h"
 
 namespace skiff::server::internal {
@@ -53,8 +55,9 @@ class GeoIndexes {
 
   // Reads the catalog from `store` and builds every index from the stored
   // documents. Call once, before any other method. The store's error, or
-  // internal for a corrupt catalog record or stored document.
-  Status Load(store::Store& store);
+  // internal for a corrupt catalog record or stored document. Each build's
+  // time is measured on `clock`.
+  Status Load(store::Store& store, const Clock& clock);
 
   bool Has(std::string_view table) const { return Find(table) != nullptr; }
 
@@ -68,15 +71,15 @@ class GeoIndexes {
                     const Result<std::optional<std::string>>& stored);
 
   // The nearest documents of `table`. bad_request when the table has no geo
-  // index or GeoIndex::CheckQuery refuses the query.
-  Status Nearest(std::string_view table, const GeoQuery& query, std::vector<GeoHit>* out);
+  // index or geo::CheckQuery refuses the query.
+  Status Nearest(std::string_view table, const geo::GeoQuery& query, std::vector<geo::GeoHit>* out);
 
   std::vector<GeoTableStats> Stats() const;
 
  private:
   struct Table {
     GeoSpec spec;
-    GeoIndex index;
+    geo::GeoIndex index;
     double rebuild_ms = 0;
     mutable Mutex mu;
     std::unordered_set<std::string> unindexed SKIFF_GUARDED_BY(mu);
@@ -87,7 +90,7 @@ class GeoIndexes {
   // `exists`).
   static void Place(Table& t, std::string_view key, const std::optional<GeoPoint>& position,
                     bool exists);
-  static Status Build(store::Store& store, Table& t);
+  static Status Build(store::Store& store, const Clock& clock, Table& t);
 
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;  // fixed after Load
 };

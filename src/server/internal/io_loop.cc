@@ -1,7 +1,6 @@
 #include "server/internal/io_loop.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <exception>
 #include <utility>
 
@@ -48,7 +47,7 @@ void IoLoop::Start() {
         io_.run();
         return;
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "skiffd: I/O loop error: %s\n", e.what());
+        Logf(shared_.logger, LogLevel::kError, "io", "I/O loop error: %s", e.what());
       }
     }
   });
@@ -92,10 +91,21 @@ void IoLoop::FlushAtEndOfTurn(std::shared_ptr<SocketConnection> conn) {
       try {
         c->FlushQueuedReplies();
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "skiffd: writing a connection's replies: %s\n", e.what());
+        Logf(shared_.logger, LogLevel::kError, "io", "writing a connection's replies: %s",
+             e.what());
         c->Terminate();
       }
     }
+  });
+}
+
+void IoLoop::After(std::chrono::milliseconds delay, std::function<void()> fn) {
+  // The timer is made on the loop's thread, as every I/O object of the loop.
+  asio::post(io_, [this, delay, fn = std::move(fn)]() mutable {
+    auto timer = std::make_shared<asio::steady_timer>(io_, delay);
+    timer->async_wait([timer, fn = std::move(fn)](const asio::error_code& ec) {
+      if (!ec) fn();
+    });
   });
 }
 

@@ -6,7 +6,7 @@
 // connection reads into it and keeps only what a frame left unfinished),
 // a sweep timer that enforces the connections' deadlines, and the
 // connections whose replies leave at the end of the loop's turn.
-// Start, Stop, Join and context() are thread-safe; Add, Remove, ForEach,
+// Start, Stop, Join, After and context() are thread-safe; Add, Remove, ForEach,
 // read_buffer() and FlushAtEndOfTurn run on the loop's thread only.
 #ifndef SKIFF_SERVER_INTERNAL_IO_LOOP_H_
 #define SKIFF_SERVER_INTERNAL_IO_LOOP_H_
@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -70,6 +71,11 @@ class IoLoop {
   // straight after its read (docs/benchmarks.md, "Replies at the end of the
   // loop's turn").
   void FlushAtEndOfTurn(std::shared_ptr<SocketConnection> conn);
+
+  // Runs `fn` on this loop's thread once `delay` has passed (a request held
+  // for a moment, a link opened again); dropped if the loop stops first.
+  // Thread-safe.
+  void After(std::chrono::milliseconds delay, std::function<void()> fn);
 
  private:
   void ArmSweep();

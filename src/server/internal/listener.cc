@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -47,17 +46,17 @@ uint64_t DescriptorLimit() {
 // The connection limit in force: the configured one, or what the
 // descriptor limit allows, whichever is smaller (said loudly when the
 // configured one does not fit).
-size_t ResolveMaxConnections(size_t configured) {
+size_t ResolveMaxConnections(size_t configured, Logger& logger) {
   const uint64_t limit = DescriptorLimit();
   const size_t by_descriptors = limit > kReservedDescriptors * 2
                                     ? static_cast<size_t>(limit - kReservedDescriptors)
                                     : static_cast<size_t>(std::max<uint64_t>(limit / 2, 1));
   if (configured == 0) return by_descriptors;
   if (configured > by_descriptors) {
-    std::fprintf(stderr,
-                 "skiffd: WARNING: max-connections %zu does not fit the descriptor limit of %llu "
-                 "open files; serving at most %zu connections\n",
-                 configured, static_cast<unsigned long long>(limit), by_descriptors);
+    Logf(logger, LogLevel::kWarning, "listener",
+         "max-connections %zu does not fit the descriptor limit of %llu open files; serving at "
+         "most %zu connections",
+         configured, static_cast<unsigned long long>(limit), by_descriptors);
     return by_descriptors;
   }
   return configured;
@@ -70,8 +69,9 @@ bool IsDescriptorExhaustion(const asio::error_code& ec) {
 
 class AsioListener final : public Listener {
  public:
-  AsioListener(const ListenerOptions& options, ListenerHandler& handler, const Clock& clock)
-      : shared_(options, handler, clock) {}
+  AsioListener(const ListenerOptions& options, ListenerHandler& handler, const Clock& clock,
+               Logger& logger)
+      : shared_(options, handler, clock, logger) {}
 
   ~AsioListener() override {
     Shutdown(std::chrono::milliseconds(0));
@@ -80,7 +80,7 @@ class AsioListener final : public Listener {
 
   Status Init() {
     const ListenerOptions& o = shared_.options;
-    shared_.max_connections = ResolveMaxConnections(o.max_connections);
+    shared_.max_connections = ResolveMaxConnections(o.max_connections, shared_.logger);
     const size_t threads = std::max<size_t>(1, o.io_threads);
     for (size_t i = 0; i < threads; ++i) loops_.push_back(std::make_unique<IoLoop>(shared_));
     IoLoop& first = *loops_.front();
@@ -111,6 +111,12 @@ class AsioListener final : public Listener {
   }
 
   uint16_t port() const override { return port_; }
+
+  std::vector<IoLoop*> loops() const override {
+    std::vector<IoLoop*> all;
+    for (const auto& loop : loops_) all.push_back(loop.get());
+    return all;
+  }
 
   size_t connections() const override {
     return static_cast<size_t>(shared_.connections.load(std::memory_order_relaxed));
@@ -164,9 +170,9 @@ class AsioListener final : public Listener {
     }
     {
       MutexLock closed(&shared_.closed_mu);
-      const auto deadline = std::chrono::steady_clock::now() + grace;
+      const Clock::TimePoint deadline = shared_.clock.Now() + grace;
       while (shared_.connections.load(std::memory_order_relaxed) != 0 &&
-             shared_.closed_cv.WaitUntil(shared_.closed_mu, deadline)) {
+             shared_.clock.WaitUntil(shared_.closed_cv, shared_.closed_mu, deadline)) {
       }
     }
     for (auto& loop : loops_) loop->Stop();
@@ -223,10 +229,10 @@ class AsioListener final : public Listener {
     if (!exhausted_) {
       exhausted_ = true;
       shared_.descriptor_exhaustion.fetch_add(1, std::memory_order_relaxed);
-      std::fprintf(stderr,
-                   "skiffd: out of file descriptors (%s; the limit is %llu open files): new "
-                   "connections are refused until some close\n",
-                   ec.message().c_str(), static_cast<unsigned long long>(DescriptorLimit()));
+      Logf(shared_.logger, LogLevel::kError, "listener",
+           "out of file descriptors (%s; the limit is %llu open files): new connections are "
+           "refused until some close",
+           ec.message().c_str(), static_cast<unsigned long long>(DescriptorLimit()));
     }
     // One descriptor is kept in reserve: free it, take the waiting
     // connection, tell it why in words and close it, so connections past
@@ -285,8 +291,9 @@ class AsioListener final : public Listener {
 }  // namespace
 
 Result<std::unique_ptr<Listener>> Listener::Start(const ListenerOptions& options,
-                                                  ListenerHandler& handler, const Clock& clock) {
-  auto listener = std::make_unique<AsioListener>(options, handler, clock);
+                                                  ListenerHandler& handler, const Clock& clock,
+                                                  Logger& logger) {
+  auto listener = std::make_unique<AsioListener>(options, handler, clock, logger);
   SKIFF_RETURN_IF_ERROR(listener->Init());
   return std::unique_ptr<Listener>(std::move(listener));
 }

@@ -19,12 +19,16 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/clock.h"
+#include "base/logger.h"
 #include "base/status.h"
 #include "server/internal/connection.h"
 
 namespace skiff::server::internal {
+
+class IoLoop;
 
 class ListenerHandler {
  public:
@@ -91,18 +95,24 @@ struct ListenerStats {
 class Listener {
  public:
   // Binds, listens and starts the I/O threads. unavailable when the address
-  // cannot be bound, bad_request when it cannot be parsed.
+  // cannot be bound, bad_request when it cannot be parsed. `handler`,
+  // `clock` and `logger` must outlive the listener.
   static Result<std::unique_ptr<Listener>> Start(const ListenerOptions& options,
-                                                 ListenerHandler& handler, const Clock& clock);
+                                                 ListenerHandler& handler, const Clock& clock,
+                                                 Logger& logger);
   virtual ~Listener() = default;
 
   virtual uint16_t port() const = 0;
   virtual size_t connections() const = 0;
   virtual ListenerStats stats() const = 0;
+  // The I/O loops, for connections the server opens itself (cluster links);
+  // they run until Shutdown.
+  virtual std::vector<IoLoop*> loops() const = 0;
   // Stops accepting; open connections keep working.
   virtual void StopAccepting() = 0;
-  // Closes every connection (going away), waits up to `grace` for them to
-  // finish, then stops the I/O threads and joins them. Idempotent.
+  // Closes every connection (going away), waits up to `grace` (on the
+  // Clock) for them to finish, then stops the I/O threads and joins them.
+  // Idempotent.
   virtual void Shutdown(std::chrono::milliseconds grace) = 0;
 };
 

@@ -1,5 +1,6 @@
 // ListenerShared: what every connection of one listener shares: its options,
-// the handler, the clock, the connection counts and the buffer budget.
+// the handler, the clock, the logger, the connection counts and the buffer
+// budget.
 //
 // Counters are atomic; the per-address table has its own mutex. Thread-safe.
 #ifndef SKIFF_SERVER_INTERNAL_LISTENER_SHARED_H_
@@ -12,14 +13,15 @@
 #include <unordered_map>
 
 #include "base/clock.h"
+#include "base/logger.h"
 #include "base/mutex.h"
 #include "server/internal/listener.h"
 
 namespace skiff::server::internal {
 
 struct ListenerShared {
-  ListenerShared(const ListenerOptions& o, ListenerHandler& h, const Clock& c)
-      : options(o), handler(h), clock(c) {}
+  ListenerShared(const ListenerOptions& o, ListenerHandler& h, const Clock& c, Logger& l)
+      : options(o), handler(h), clock(c), logger(l) {}
 
   int64_t NowNs() const { return clock.NowCoarse().time_since_epoch().count(); }
 
@@ -40,6 +42,7 @@ struct ListenerShared {
   const ListenerOptions options;
   ListenerHandler& handler;
   const Clock& clock;
+  Logger& logger;
   size_t max_connections = 0;  // the limit in force (set by the listener)
 
   std::atomic<uint64_t> connections{0};

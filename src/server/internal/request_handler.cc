@@ -1,16 +1,18 @@
 #include "server/internal/request_handler.h"
 
-#include <algorithm>
 #include <array>
-#include <charconv>
 #include <exception>
 #include <utility>
+#include <vector>
 
 #include "doc/merge.h"
 #include "doc/path.h"
-#include "server/internal/distance_text.h"
-#include "server/internal/reply_writer.h"
-#include "server/internal/request_scanner.h"
+#include "geo/query.h"
+#include "server/internal/wire/near_reply.h"
+#include "server/internal/wire/replies.h"
+#include "server/internal/wire/request_decoder.h"
+#include "server/internal/wire/request_fields.h"
+#include "server/internal/wire/stats_reply.h"
 #include "server/users.h"
 
 namespace skiff::server::internal {
@@ -23,132 +25,6 @@ doc::Limits RequestLimits(const ServerOptions& options) {
   return limits;
 }
 
-// Appends `s` as a JSON string. Keys are nearly always plain printable
-// ASCII, which needs no escaping and is copied as is: a near reply writes
-// hundreds of keys, and building a doc::Value and its serializer for each
-// was a quarter of the op's CPU. Anything else takes the serializer's path,
-// which escapes and replaces invalid UTF-8.
-bool IsPlainJsonChar(char ch) {
-  const auto b = static_cast<unsigned char>(ch);
-  return b >= 0x20 && b < 0x7f && b != '"' && b != '\\';
-}
-
-bool IsPlainJsonString(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), IsPlainJsonChar);
-}
-
-void AppendJsonString(std::string& out, std::string_view s) {
-  if (!IsPlainJsonString(s)) {
-    out += doc::Value(std::string(s)).dump(-1, ' ', false, doc::Value::error_handler_t::replace);
-    return;
-  }
-  out += '"';
-  out += s;
-  out += '"';
-}
-
-// Appends a near item's key and distance, `{"key":K,"dist_m":D` (the caller
-// closes it), after a comma unless it is the first.
-void AppendNearItemHead(std::string& out, const GeoHit& hit, bool first) {
-  out += first ? "{\"key\":" : ",{\"key\":";
-  AppendJsonString(out, hit.key);
-  out += ",\"dist_m\":";
-  char digits[kDistanceChars];
-  out.append(digits, PutDistance(digits, hit.dist_um));
-}
-
-// Copies `key` to `*p` (advancing it) while it is plain; false at the first
-// byte that needs escaping, which sends the caller down its escaping path.
-bool CopyPlainKey(char*& p, std::string_view key) {
-  for (const char ch : key) {
-    if (!IsPlainJsonChar(ch)) return false;
-    *p++ = ch;
-  }
-  return true;
-}
-
-// Appends `hits` as near items without values. When every key is plain
-// (the usual case) the items are written through a pointer into room made
-// once, each key checked as it is copied: appending them piece by piece, a
-// capacity check each, was about a tenth of a 500-item search's CPU. A key
-// that needs escaping sends the whole answer down the escaping path.
-void AppendNearItems(std::string& out, const std::vector<GeoHit>& hits) {
-  static constexpr std::string_view kKey = "{\"key\":\"";
-  static constexpr std::string_view kDist = "\",\"dist_m\":";
-  size_t room = 0;
-  for (const GeoHit& hit : hits) {
-    room += 1 + kKey.size() + hit.key.size() + kDist.size() + kDistanceChars + 1;
-  }
-  const size_t start = out.size();
-  out.resize(start + room);
-  char* p = out.data() + start;
-  auto put = [&p](std::string_view text) { p = std::copy(text.begin(), text.end(), p); };
-  for (size_t i = 0; i < hits.size(); ++i) {
-    if (i > 0) *p++ = ',';
-    put(kKey);
-    if (!CopyPlainKey(p, hits[i].key)) {
-      out.resize(start);
-      for (size_t j = 0; j < hits.size(); ++j) {
-        AppendNearItemHead(out, hits[j], j == 0);
-        out += '}';
-      }
-      return;
-    }
-    put(kDist);
-    p = PutDistance(p, hits[i].dist_um);
-    *p++ = '}';
-  }
-  out.resize(size_t(p - out.data()));
-}
-
-// Appends the keys of `hits` as a JSON array of strings, written through a
-// pointer as AppendNearItems writes them, with the same escaping fallback.
-void AppendKeyArray(std::string& out, const std::vector<GeoHit>& hits) {
-  size_t room = 2;
-  for (const GeoHit& hit : hits) room += hit.key.size() + 3;
-  const size_t start = out.size();
-  out.resize(start + room);
-  char* p = out.data() + start;
-  *p++ = '[';
-  for (size_t i = 0; i < hits.size(); ++i) {
-    if (i > 0) *p++ = ',';
-    *p++ = '"';
-    if (!CopyPlainKey(p, hits[i].key)) {
-      out.resize(start);
-      out += '[';
-      for (size_t j = 0; j < hits.size(); ++j) {
-        if (j > 0) out += ',';
-        AppendJsonString(out, hits[j].key);
-      }
-      out += ']';
-      return;
-    }
-    *p++ = '"';
-  }
-  *p++ = ']';
-  out.resize(size_t(p - out.data()));
-}
-
-// Appends the distances of `hits` as a JSON array of numbers.
-void AppendDistanceArray(std::string& out, const std::vector<GeoHit>& hits) {
-  const size_t start = out.size();
-  out.resize(start + 2 + hits.size() * (kDistanceChars + 1));
-  char* p = out.data() + start;
-  *p++ = '[';
-  for (size_t i = 0; i < hits.size(); ++i) {
-    if (i > 0) *p++ = ',';
-    p = PutDistance(p, hits[i].dist_um);
-  }
-  *p++ = ']';
-  out.resize(size_t(p - out.data()));
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out;
-  AppendJsonString(out, s);
-  return out;
-}
-
 // A per-thread buffer for building replies of the common ops, handed to
 // Connection::SendCopy: those replies then cost no allocation of their own.
 // Emptied on every call; the caller uses it before the next request.
@@ -157,30 +33,6 @@ std::string& ReplyBuffer() {
   if (buffer.capacity() > (size_t{1} << 20)) std::string().swap(buffer);  // after a huge reply
   buffer.clear();
   return buffer;
-}
-
-// A number as JSON text: integers without the serializer's machinery.
-std::string NumberText(const doc::Value& n) {
-  char buf[24];
-  std::to_chars_result end{buf, std::errc()};
-  if (n.is_number_unsigned()) {
-    end = std::to_chars(buf, buf + sizeof buf, n.get<uint64_t>());
-  } else if (n.is_number_integer()) {
-    end = std::to_chars(buf, buf + sizeof buf, n.get<int64_t>());
-  } else {
-    return n.dump();
-  }
-  return std::string(buf, end.ptr);
-}
-
-// Appends a document's JSON text: as it is for the text form, serialised
-// for a tree.
-void AppendDocument(std::string& out, const CachedDocument& d) {
-  if (const auto* text = std::get_if<TextForm>(&d.form)) {
-    out += text->json;
-  } else if (const auto* tree = std::get_if<TreeForm>(&d.form)) {
-    out += doc::Dump(tree->tree);
-  }
 }
 
 // Gives an absent document an empty tree to compute on (add and merge
@@ -264,56 +116,66 @@ const RequestHandler::OpRow& RequestHandler::RowFor(Op op) {
 }
 
 RequestHandler::RequestHandler(const ServerOptions& options, store::Store& store,
-                               Documents& documents, sync::SyncEngine& sync, StoreWorkers& workers)
+                               Documents& documents, sync::SyncEngine& sync, StoreWorkers& workers,
+                               std::function<void(StatsFigures& figures)> more_stats)
     : options_(options),
       limits_(RequestLimits(options)),
       store_(store),
       documents_(documents),
       sync_(sync),
-      workers_(workers) {}
+      workers_(workers),
+      more_stats_(std::move(more_stats)) {}
 
 void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) {
+  Request request;
+  if (!Decode(conn, payload, &request)) return;
+  if (Status status = Run(conn, request); !status.ok()) {
+    conn->Send(EncodeError(request.id, status));
+  }
+}
+
+bool RequestHandler::Decode(const std::shared_ptr<Connection>& conn, std::string_view payload,
+                            Request* request) {
   if (payload.size() > options_.max_frame_bytes) {
     conn->Send(EncodeError(std::nullopt, TooLarge("frame of " + std::to_string(payload.size()) +
                                                   " bytes is over the limit of " +
                                                   std::to_string(options_.max_frame_bytes))));
     conn->Close(kCloseTooBig, "frame too large");
-    return;
+    return false;
   }
-  Dispatch(conn, payload, 0);
+  std::optional<uint64_t> id;
+  if (Status decoded = DecodeFrame(payload, limits_, request, &id); !decoded.ok()) {
+    conn->Send(EncodeError(id, decoded));
+    return false;
+  }
+  return true;
 }
 
-void RequestHandler::Dispatch(const std::shared_ptr<Connection>& conn, std::string_view payload,
-                              int64_t first_try_ns) {
-  // The scanner takes the common requests without building a tree; the
-  // full decoder takes the rest and words every error.
-  Request request;
-  std::optional<uint64_t> id;
-  if (ScanRequest(payload, limits_, &request)) {
-    id = request.id;
-  } else {
-    Result<Request> decoded = DecodeRequest(payload, limits_, &id);
-    if (!decoded.ok()) {
-      conn->Send(EncodeError(id, decoded.status()));
-      return;
-    }
-    request = std::move(*decoded);
-  }
+Result<RequestHandler::Granted> RequestHandler::CheckAccess(const Connection& conn,
+                                                            const Request& request) const {
+  SKIFF_RETURN_IF_ERROR(Check(RowFor(request.op), conn, request));
+  return Granted();
+}
+
+Status RequestHandler::Run(const std::shared_ptr<Connection>& conn, Request& request,
+                           std::optional<Granted> granted, bool send_moved) {
   Status status;
   try {
-    if (ownership_ != nullptr && Route(conn, request, payload, first_try_ns)) return;
-    status = Execute(conn, request, /*on_worker=*/false);
+    status = Execute(conn, request, granted.has_value(), send_moved);
   } catch (const std::exception& e) {
     // Nothing below should throw; if a library does, the request fails and
     // the connection and the server carry on.
     status = Internal(std::string("unexpected error: ") + e.what());
   }
-  if (status.code() == StatusCode::kMoved && !conn->cluster_peer) {
-    // Cluster mode: the partition stopped being served here between the
-    // routing and the write's admission; route it again.
-    return Hold(conn, request.id, payload, first_try_ns);
-  }
-  if (!status.ok()) conn->Send(EncodeError(id, status));
+  if (status.code() == StatusCode::kMoved) return status;
+  if (!status.ok()) conn->Send(EncodeError(request.id, status));
+  return Status::Ok();
+}
+
+void RequestHandler::OpenSession(Connection& conn, std::string user, Permissions permissions) {
+  conn.user = std::move(user);
+  conn.permissions = std::move(permissions);
+  sessions_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void RequestHandler::OnBinary(const std::shared_ptr<Connection>& conn) {
@@ -341,30 +203,36 @@ Status RequestHandler::Check(const OpRow& row, const Connection& conn, const Req
                    r.table + "'");
 }
 
-Status RequestHandler::Execute(const std::shared_ptr<Connection>& conn, Request& r,
-                               bool on_worker) {
+Status RequestHandler::Execute(const std::shared_ptr<Connection>& conn, Request& r, bool granted,
+                               bool send_moved) {
   const OpRow& row = RowFor(r.op);
-  SKIFF_RETURN_IF_ERROR(Check(row, *conn, r));
-  Call call{conn, r, on_worker};
-  if (row.needs_store && !on_worker) return Offload(call);
+  if (!granted) SKIFF_RETURN_IF_ERROR(Check(row, *conn, r));
+  Call call{conn, r, /*on_worker=*/false, send_moved};
+  if (row.needs_store) return Offload(call, row.run);
   return (this->*row.run)(call);
 }
 
-Status RequestHandler::Offload(Call& c) {
+Status RequestHandler::Offload(Call& c, Method run) {
+  return Offload(c, [this, run](Call& w) { return (this->*run)(w); });
+}
+
+Status RequestHandler::Offload(Call& c, Rest rest) {
   Request copy = c.r;
   // Points into the frame, which is gone once this returns; no op that
   // waits for the store reads it.
   copy.raw_value = {};
   c.conn->barrier.fetch_add(1, std::memory_order_acq_rel);
   const size_t hint = std::hash<std::string>{}(c.r.key);
-  workers_.Post(hint, [this, conn = c.conn, r = std::move(copy)]() mutable {
+  workers_.Post(hint, [conn = c.conn, r = std::move(copy), send_moved = c.send_moved,
+                       rest = std::move(rest)]() mutable {
     Status status;
     try {
-      status = Execute(conn, r, /*on_worker=*/true);
+      Call call{conn, r, /*on_worker=*/true, send_moved};
+      status = rest(call);
     } catch (const std::exception& e) {
       status = Internal(std::string("unexpected error: ") + e.what());
     }
-    if (status.code() == StatusCode::kMoved && !conn->cluster_peer) {
+    if (status.code() == StatusCode::kMoved && !send_moved) {
       // The frame is gone here; a client hears what a peer would re-route.
       status = Unavailable("the key's partition is being handed to another instance; retry");
     }
@@ -376,19 +244,15 @@ Status RequestHandler::Offload(Call& c) {
 
 Status RequestHandler::Ping(Call& c) {
   std::string& reply = ReplyBuffer();
-  ReplyWriter(reply, c.r.id).Finish();
+  AppendOk(reply, c.r.id);
   c.conn->SendCopy(reply);
   return Status::Ok();
 }
 
 Status RequestHandler::Echo(Call& c) {
-  // A scanned echo sends its data back as it came; a decoded one, as
-  // serialised.
-  const std::string decoded = c.r.raw_value.empty() ? c.r.value.dump() : std::string();
   std::string& reply = ReplyBuffer();
-  ReplyWriter w(reply, c.r.id);
-  w.Raw("data", c.r.raw_value.empty() ? std::string_view(decoded) : c.r.raw_value);
-  c.conn->SendCopy(w.Finish());
+  AppendEchoReply(reply, c.r);
+  c.conn->SendCopy(reply);
   return Status::Ok();
 }
 
@@ -397,7 +261,6 @@ Status RequestHandler::Login(Call& c) {
     return BadRequest("this connection is already logged in as '" + *c.conn->user +
                       "'; log out first");
   }
-  if (c.r.user == cluster::kClusterUser) return ClusterLogin(c);
   SKIFF_ASSIGN_OR_RETURN(Account account, AuthenticateAccount(store_, c.r.user, c.r.secret));
   // The session belongs to the connection's I/O thread: set it there. The
   // connection reads nothing more until this has run (Offload).
@@ -428,14 +291,11 @@ Status RequestHandler::Get(Call& c) {
   bool resident = true;
   SKIFF_RETURN_IF_ERROR(documents_.Read(
       c.r.table, c.r.key,
-      [&](const CachedDocument& d) {
-        ReplyWriter w(reply, c.r.id);
-        w.Bool("found", d.exists());
-        if (c.r.op == Op::kGet && d.exists()) AppendDocument(w.Open("value").out(), d);
-        w.Finish();
-      },
+      [&](const CachedDocument& d) { AppendReadReply(reply, c.r.id, c.r.op == Op::kGet, d); },
       c.on_worker ? nullptr : &resident));
-  if (!resident) return Offload(c);
+  // Not in memory: a store worker makes this read, which loads it, and
+  // replies; the request is not decoded, checked or dispatched again.
+  if (!resident) return Offload(c, &RequestHandler::Get);
   c.conn->SendCopy(reply);
   return Status::Ok();
 }
@@ -447,7 +307,9 @@ Status RequestHandler::WriteDocument(Call& c, WriteKind kind, ChangeFn&& change)
   SKIFF_RETURN_IF_ERROR(documents_.Write(c.r.table, c.r.key, kind, change,
                                          WriteAck(c.conn, c.r.id, &ReplyBuffer()),
                                          may_offload ? &resident : nullptr));
-  if (!resident) return Offload(c);
+  // Nothing was changed: the op's write is made there, reading the
+  // document first.
+  if (!resident) return Offload(c, RowFor(c.r.op).run);
   return Status::Ok();
 }
 
@@ -455,10 +317,10 @@ Status RequestHandler::Set(Call& c) {
   Request& r = c.r;
   // Outside the shard lock. A set always leaves the text form: the compact
   // text it was sent, or the tree the full decoder read, serialised.
-  std::string text = r.raw_value.empty() ? doc::Dump(r.value) : CompactJson(r.raw_value);
+  std::string text = SetDocumentText(r);
   return WriteDocument(c, WriteKind::kReplace, [&](CachedDocument& d) -> Result<Changed> {
     d.form = TextForm{std::move(text)};
-    ReplyWriter(ReplyBuffer(), r.id).Finish();
+    AppendOk(ReplyBuffer(), r.id);
     return Changed::kYes;
   });
 }
@@ -469,9 +331,7 @@ Status RequestHandler::Delete(Call& c) {
   const bool may_read = c.conn->permissions.CanRead(c.r.table);
   return WriteDocument(c, WriteKind::kModify, [&](CachedDocument& d) -> Result<Changed> {
     const bool found = d.exists();
-    ReplyWriter w(ReplyBuffer(), c.r.id);
-    if (may_read) w.Bool("found", found);
-    w.Finish();
+    AppendDeleteReply(ReplyBuffer(), c.r.id, may_read ? std::optional<bool>(found) : std::nullopt);
     if (!found) return Changed::kNo;
     d.form = AbsentForm{};
     return Changed::kYes;
@@ -480,12 +340,6 @@ Status RequestHandler::Delete(Call& c) {
 
 Status RequestHandler::Add(Call& c) {
   Request& r = c.r;
-  // The test seam: acknowledge without applying.
-  if (const uint32_t n = lose_one_add_in_.load(std::memory_order_relaxed);
-      n > 0 && adds_seen_.fetch_add(1, std::memory_order_relaxed) % n == n - 1) {
-    c.conn->Send(EncodeOkRaw(r.id, "value", r.value.dump()));
-    return Status::Ok();
-  }
   // A user who may write but not read the table is not told the sum.
   const bool may_read = c.conn->permissions.CanRead(r.table);
   return WriteDocument(c, WriteKind::kModify, [&](CachedDocument& d) -> Result<Changed> {
@@ -498,9 +352,7 @@ Status RequestHandler::Add(Call& c) {
       tree.Undo();
       return sum.status();
     }
-    ReplyWriter w(ReplyBuffer(), r.id);
-    if (may_read) w.Raw("value", NumberText(*sum));
-    w.Finish();
+    AppendAddReply(ReplyBuffer(), r.id, may_read ? &*sum : nullptr);
     return Changed::kYes;
   });
 }
@@ -514,86 +366,62 @@ Status RequestHandler::Merge(Call& c) {
       tree.Undo();
       return merged;
     }
-    ReplyWriter(ReplyBuffer(), r.id).Finish();
+    AppendOk(ReplyBuffer(), r.id);
     return Changed::kYes;
   });
 }
 
-Status RequestHandler::Near(Call& c) {
-  const Request& r = c.r;
-  if (ownership_ != nullptr) {
-    // Each instance's index follows only the writes it serves.
-    return BadRequest("near is not available in cluster mode yet (docs/cluster.md)");
+struct RequestHandler::NearAnswer {
+  std::vector<geo::GeoHit> hits;  // the first `kept` are answered, in order
+  NearValues values;              // the documents of the kept hits
+  size_t next = 0;                // the hit whose document is read next
+  size_t kept = 0;
+
+  void Reset() {
+    hits.clear();
+    if (values.text.capacity() > (size_t{1} << 20)) std::string().swap(values.text);
+    values.text.clear();
+    values.ends.clear();
+    next = kept = 0;
   }
-  thread_local std::vector<GeoHit> hits;
-  SKIFF_RETURN_IF_ERROR(documents_.geo().Nearest(r.table, r.geo, &hits));
+};
+
+Status RequestHandler::Near(Call& c) {
+  // Kept per thread: an answer costs no allocation once the thread has
+  // made one as large.
+  thread_local NearAnswer answer;
+  answer.Reset();
+  SKIFF_RETURN_IF_ERROR(documents_.geo().Nearest(c.r.table, c.r.geo, &answer.hits));
+  return FinishNear(c, answer);
+}
+
+Status RequestHandler::FinishNear(Call& c, NearAnswer& a) {
+  const Request& r = c.r;
   // The documents first, when asked for: one deleted since the index
   // answered is left out of the answer, in either form.
-  std::string values;
-  std::vector<size_t> value_ends;
-  if (r.values) {
-    value_ends.reserve(hits.size());
-    size_t kept = 0;
-    for (size_t i = 0; i < hits.size(); ++i) {
-      bool resident = true;
-      bool exists = false;
-      SKIFF_RETURN_IF_ERROR(documents_.Read(
-          r.table, hits[i].key,
-          [&](const CachedDocument& d) {
-            exists = d.exists();
-            if (exists) AppendDocument(values, d);
-          },
-          c.on_worker ? nullptr : &resident));
-      // Evicted: the whole answer is made again on a store worker.
-      if (!resident) return Offload(c);
-      if (!exists) continue;
-      if (kept != i) hits[kept] = std::move(hits[i]);
-      ++kept;
-      value_ends.push_back(values.size());
+  for (; r.values && a.next < a.hits.size(); ++a.next) {
+    bool resident = true;
+    bool exists = false;
+    SKIFF_RETURN_IF_ERROR(documents_.Read(
+        r.table, a.hits[a.next].key,
+        [&](const CachedDocument& d) {
+          exists = d.exists();
+          if (exists) AppendDocument(a.values.text, d);
+        },
+        c.on_worker ? nullptr : &resident));
+    if (!resident) {
+      // Evicted: a store worker goes on from this hit with the answer so
+      // far; the index is not asked again, nor the documents read so far.
+      auto rest = std::make_shared<NearAnswer>(std::move(a));
+      return Offload(c, [this, rest](Call& w) { return FinishNear(w, *rest); });
     }
-    hits.resize(kept);
+    if (!exists) continue;
+    if (a.kept != a.next) a.hits[a.kept] = std::move(a.hits[a.next]);
+    ++a.kept;
+    a.values.ends.push_back(a.values.text.size());
   }
-  std::string reply;
-  // One allocation for the whole reply instead of a doubling run: an item
-  // without its value takes 37 bytes of room and its key (AppendNearItems).
-  reply.reserve(64 + hits.size() * 64 + values.size() + value_ends.size() * 16);
-  ReplyWriter w(reply, r.id);
-  std::string& out = w.out();
-  auto value = [&](size_t i) {
-    const size_t begin = i == 0 ? 0 : value_ends[i - 1];
-    return std::string_view(values).substr(begin, value_ends[i] - begin);
-  };
-  if (r.columns) {
-    w.Open("keys");
-    AppendKeyArray(out, hits);
-    w.Open("dist_m");
-    AppendDistanceArray(out, hits);
-    if (r.values) {
-      w.Open("values");
-      out += '[';
-      for (size_t i = 0; i < hits.size(); ++i) {
-        if (i > 0) out += ',';
-        out += value(i);
-      }
-      out += ']';
-    }
-  } else if (!r.values) {
-    w.Open("items");
-    out += '[';
-    AppendNearItems(out, hits);
-    out += ']';
-  } else {
-    w.Open("items");
-    out += '[';
-    for (size_t i = 0; i < hits.size(); ++i) {
-      AppendNearItemHead(out, hits[i], i == 0);
-      out += ",\"value\":";
-      out += value(i);
-      out += '}';
-    }
-    out += ']';
-  }
-  c.conn->Send(std::move(w.Finish()));
+  if (r.values) a.hits.resize(a.kept);
+  c.conn->Send(EncodeNearReply(r.id, a.hits, r.values ? &a.values : nullptr, r.columns));
   return Status::Ok();
 }
 
@@ -603,91 +431,28 @@ Status RequestHandler::All(Call& c) {
   // already applied in memory.
   SKIFF_RETURN_IF_ERROR(documents_.Flush());
   SKIFF_ASSIGN_OR_RETURN(store::ScanPage page, store_.Scan(r.table, r.after, r.limit));
-  std::string reply;
-  ReplyWriter w(reply, r.id);
-  std::string& out = w.Open("items").out();
-  out += '[';
-  for (size_t i = 0; i < page.items.size(); ++i) {
-    const store::KeyValue& item = page.items[i];
-    if (i > 0) out += ',';
-    out += "{\"key\":";
-    AppendJsonString(out, item.key);
-    out += ",\"value\":";
-    out += item.value;
-    out += '}';
-  }
-  out += ']';
-  w.Raw("next", page.next ? JsonString(*page.next) : "null");
-  c.conn->Send(std::move(w.Finish()));
+  c.conn->Send(EncodeAllReply(r.id, page));
   return Status::Ok();
 }
 
 Status RequestHandler::Stats(Call& c) {
-  TierStats tiers = documents_.tiers();
-  CommitterCounters commits = documents_.commits();
-  sync::SyncCounters sync = sync_.counters();
-  const ListenerStats network = network_stats_ ? network_stats_() : ListenerStats();
-  doc::Value geo = doc::Value::object();
-  for (const GeoTableStats& g : documents_.geo().Stats()) {
-    geo[g.table] = {{"reads", g.reads},
-                    {"points", g.points},
-                    {"unindexed", g.unindexed},
-                    {"bytes", g.bytes},
-                    {"bytes_per_point", g.points == 0 ? 0.0 : double(g.bytes) / double(g.points)},
-                    {"rebuild_ms", g.rebuild_ms}};
-  }
-  doc::Value fields = {
-      {"tiers",
-       {{"hot", {{"documents", tiers.hot.documents}, {"bytes", tiers.hot.bytes}}},
-        {"packed", {{"documents", tiers.packed.documents}, {"bytes", tiers.packed.bytes}}},
-        {"evicted", {{"documents", tiers.evictions}}}}},
-      {"connections", network.connections},
-      {"network",
-       {{"accepted", network.accepted},
-        {"refused", network.refused},
-        {"max_connections", network.max_connections},
-        {"descriptor_exhaustion", network.descriptor_exhaustion},
-        {"handshake_failures", network.handshake_failures},
-        {"protocol_errors", network.protocol_errors},
-        {"frame_timeouts", network.frame_timeouts},
-        {"send_timeouts", network.send_timeouts},
-        {"idle_closes", network.idle_closes},
-        {"paused", network.paused},
-        {"health_checks", network.health_checks},
-        {"buffered_input_bytes", network.buffered_input_bytes},
-        {"buffered_output_bytes", network.buffered_output_bytes},
-        {"max_buffered_bytes", network.max_buffered_bytes}}},
-      {"sessions", sessions()},
-      {"durability", std::string(DurabilityName(options_.durability))},
-      {"store", std::string(store_.kind())},
-      {"transactions", commits.transactions},
-      {"writes", commits.writes},
-      // Statements the store ran since start: lets a benchmark count a
-      // server in another process (skiffd) the way it counts one in-process.
-      {"store_statements", store_.counters().statements},
-      {"sync",
-       {{"cursor", sync_.cursor()},
-        {"pushes", sync.pushes},
-        {"waits_held", sync.waits_held},
-        {"waits_woken", sync.waits_woken},
-        {"waits_expired", sync.waits_expired},
-        // Cluster mode: reads of the groups other instances moved (one
-        // store statement each).
-        {"catch_ups", sync.catch_ups},
-        // Bootstrap pages read before they were asked for, those a request
-        // was answered from, those not read for want of room, and the bytes
-        // kept now (bootstrap_read_ahead.h).
-        {"pages_read_ahead", pages_read_ahead_.load(std::memory_order_relaxed)},
-        {"pages_from_read_ahead", pages_from_read_ahead_.load(std::memory_order_relaxed)},
-        {"read_ahead_refused", read_ahead_refused_.load(std::memory_order_relaxed)},
-        {"read_ahead_bytes", read_ahead_budget_->used()}}},
-      {"geo", std::move(geo)},
-  };
-  if (ownership_ != nullptr) {
-    fields["cluster"] = {{"instance", ownership_->id()},
-                         {"partitions_served", ownership_->served()}};
-  }
-  c.conn->Send(EncodeOk(c.r.id, fields));
+  StatsFigures f;
+  f.tiers = documents_.tiers();
+  f.commits = documents_.commits();
+  f.network = network_stats_ ? network_stats_() : ListenerStats();
+  f.sessions = sessions();
+  f.durability = DurabilityName(options_.durability);
+  f.store = store_.kind();
+  f.store_statements = store_.counters().statements;
+  f.sync_cursor = sync_.cursor();
+  f.sync = sync_.counters();
+  f.pages_read_ahead = pages_read_ahead_.load(std::memory_order_relaxed);
+  f.pages_from_read_ahead = pages_from_read_ahead_.load(std::memory_order_relaxed);
+  f.read_ahead_refused = read_ahead_refused_.load(std::memory_order_relaxed);
+  f.read_ahead_bytes = read_ahead_budget_->used();
+  f.geo = documents_.geo().Stats();
+  if (more_stats_) more_stats_(f);
+  c.conn->Send(EncodeStatsReply(c.r.id, f));
   return Status::Ok();
 }
 

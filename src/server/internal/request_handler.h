@@ -1,15 +1,18 @@
 // RequestHandler: executes v1 requests for the listener's connections.
 //
-// Each frame is decoded (request_scanner.h, protocol.h), then dispatched
-// through one table of ops: a row says who may run the op (anyone, a
-// session, readers or writers of the table) and which method runs it.
+// Each frame is decoded by the wire decoder (wire/request_decoder.h), then
+// dispatched through one table of ops: a row says who may run the op
+// (anyone, a session, readers or writers of the table) and which method
+// runs it; replies are written by the wire encoder (wire/replies.h and its
+// neighbours), so nothing here parses or prints JSON.
 // Reads reply at once; writes go through Documents, the one write path, and
 // reply when it acknowledges them; pushes after their commit; held waits
 // when the engine answers them. Nothing here blocks an I/O thread on the
 // store: a request that must wait for it (a login, a scan, a pull or
-// bootstrap, a document not in memory) runs again on a store worker, and
-// its connection is not read until it is answered, so a connection's
-// requests still take effect in the order it sent them.
+// bootstrap, a document not in memory) is handed to a store worker with
+// what it has done so far, its access already checked, and its connection
+// is not read until it is answered, so a connection's requests still take
+// effect in the order it sent them.
 // Thread-safe: called from every I/O thread and the store workers;
 // per-connection calls are serial (see listener.h and Connection::barrier).
 #ifndef SKIFF_SERVER_INTERNAL_REQUEST_HANDLER_H_
@@ -18,16 +21,16 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
-#include "server/cluster/ownership.h"
-#include "server/cluster/peer_links.h"
 #include "server/internal/bootstrap_read_ahead.h"
 #include "server/internal/documents.h"
 #include "server/internal/listener.h"
-#include "server/internal/protocol.h"
 #include "server/internal/store_workers.h"
+#include "server/internal/wire/request.h"
+#include "server/internal/wire/stats_reply.h"
 #include "server/server_options.h"
 #include "store/store.h"
 #include "sync/sync_engine.h"
@@ -36,28 +39,15 @@ namespace skiff::server::internal {
 
 class RequestHandler final : public ListenerHandler {
  public:
+  // `more_stats`, when given, adds the figures of a handler wrapped around
+  // this one (the cluster router's) to every `stats` reply.
   RequestHandler(const ServerOptions& options, store::Store& store, Documents& documents,
-                 sync::SyncEngine& sync, StoreWorkers& workers);
+                 sync::SyncEngine& sync, StoreWorkers& workers,
+                 std::function<void(StatsFigures& figures)> more_stats = nullptr);
 
   // Where `stats` reads the listener's figures.
   void set_network_stats(std::function<ListenerStats()> stats) {
     network_stats_ = std::move(stats);
-  }
-
-  // A test seam, never used in production: acknowledge one `add` in n
-  // without applying it (0 = off), so a test can prove that the suite's
-  // verdict catches a lost update.
-  void set_lose_one_add_in_for_testing(uint32_t n) { lose_one_add_in_.store(n); }
-
-  // Cluster mode: requests on keys go where `ownership` says; those of
-  // partitions another instance owns are forwarded over `links`, and peers
-  // log in as cluster::kClusterUser with `secret`. Set before Listen; both
-  // outlive the handler's use.
-  void set_cluster(const cluster::Ownership* ownership, cluster::PeerLinks* links,
-                   std::string secret) {
-    ownership_ = ownership;
-    links_ = links;
-    cluster_secret_ = std::move(secret);
   }
 
   void OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) override;
@@ -66,6 +56,37 @@ class RequestHandler final : public ListenerHandler {
 
   size_t sessions() const { return sessions_.load(std::memory_order_relaxed); }
 
+  // The steps of OnText, for a handler wrapped around this one (the
+  // cluster router), all on the connection's I/O thread:
+  //
+  // Decodes one frame into `*request`. False when it is not a request: its
+  // error was sent (a frame over the limit also closes the connection).
+  bool Decode(const std::shared_ptr<Connection>& conn, std::string_view payload, Request* request);
+  // The verdict of an access check that passed. Only CheckAccess makes
+  // one, so a request run with it was checked, once, on its connection's
+  // I/O thread, before the caller routed it.
+  class Granted {
+   private:
+    friend class RequestHandler;
+    Granted() = default;
+  };
+  // Whether the connection's session may run the request's op: granted, or
+  // the error to send (unauthorized, forbidden).
+  Result<Granted> CheckAccess(const Connection& conn, const Request& request) const;
+  // Runs a decoded request here; its reply or error goes to `conn`. Its
+  // access is checked first, unless `granted` carries the verdict of a
+  // check already made (the session does not change in between: both run
+  // on the connection's I/O thread, one after the other). One error is
+  // returned instead, with nothing sent: `moved` (Documents::Admit: the key
+  // is not served here), for the caller to route the request again. On a
+  // store worker the frame is gone, so a `moved` met there is sent: as it
+  // is with `send_moved` (the connection routes it again itself), as
+  // unavailable otherwise.
+  Status Run(const std::shared_ptr<Connection>& conn, Request& request,
+             std::optional<Granted> granted = std::nullopt, bool send_moved = false);
+  // Opens a session for a user authenticated by the caller, as a login does.
+  void OpenSession(Connection& conn, std::string user, Permissions permissions);
+
  private:
   // One request being run, and whether on a store worker (where it may
   // wait for the store) or on an I/O thread (where it may not).
@@ -73,6 +94,7 @@ class RequestHandler final : public ListenerHandler {
     const std::shared_ptr<Connection>& conn;
     Request& r;
     bool on_worker;
+    bool send_moved;  // see Run
   };
   using Method = Status (RequestHandler::*)(Call&);
   // Who may run an op.
@@ -85,30 +107,19 @@ class RequestHandler final : public ListenerHandler {
   };
   static const OpRow& RowFor(Op op);
 
-  // Decodes and runs one frame (OnText, and a request held for a retry).
-  void Dispatch(const std::shared_ptr<Connection>& conn, std::string_view payload,
-                int64_t first_try_ns);
-  // Cluster mode (request_handler_cluster.cc): true when the request was
-  // dealt with here (forwarded, held for a retry, or answered with an
-  // error); false to run it on this instance.
-  bool Route(const std::shared_ptr<Connection>& conn, const Request& r, std::string_view payload,
-             int64_t first_try_ns);
-  void Forward(const std::shared_ptr<Connection>& conn, const Request& r, std::string_view payload,
-               uint32_t partition, uint64_t owner, int64_t first_try_ns);
-  // Runs the request again shortly (a partition being handed over),
-  // without reading the connection meanwhile; gives up with unavailable
-  // after kRouteGiveUp from its first try.
-  void Hold(const std::shared_ptr<Connection>& conn, uint64_t id, std::string_view payload,
-            int64_t first_try_ns);
-  // The login of a peer instance's link.
-  Status ClusterLogin(Call& c);
-
-  // Checks access and runs the request; returns an error to send instead.
-  Status Execute(const std::shared_ptr<Connection>& conn, Request& r, bool on_worker);
+  // Checks access unless `granted`, and runs the request on the I/O thread;
+  // returns an error to send instead.
+  Status Execute(const std::shared_ptr<Connection>& conn, Request& r, bool granted,
+                 bool send_moved);
   Status Check(const OpRow& row, const Connection& conn, const Request& r) const;
-  // Hands the request to a store worker and holds the connection's reading
-  // until it is answered.
-  Status Offload(Call& call);
+  // What is left of a request once it must wait for the store.
+  using Rest = std::function<Status(Call&)>;
+  // Hands the rest of a checked request to a store worker and holds the
+  // connection's reading until it is answered. The access verdict goes
+  // with it: the worker runs `rest` (an op's method, or what is left of
+  // one) and nothing before it, the check included.
+  Status Offload(Call& call, Rest rest);
+  Status Offload(Call& call, Method run);
 
   Status Ping(Call& c);
   Status Echo(Call& c);
@@ -124,6 +135,10 @@ class RequestHandler final : public ListenerHandler {
   // The nearest documents of a table with a geo index; with `values`, each
   // with its document (read like get's, offloaded when one is evicted).
   Status Near(Call& c);
+  // A near answer under way: the index's hits and the documents read so far.
+  struct NearAnswer;
+  // Reads the documents of `answer` from where it stopped, then replies.
+  Status FinishNear(Call& c, NearAnswer& answer);
   // Sync ops (request_handler_sync.cc).
   Status Push(Call& c);
   Status Pull(Call& c);
@@ -145,9 +160,7 @@ class RequestHandler final : public ListenerHandler {
   sync::SyncEngine& sync_;
   StoreWorkers& workers_;
   std::function<ListenerStats()> network_stats_;
-  const cluster::Ownership* ownership_ = nullptr;
-  cluster::PeerLinks* links_ = nullptr;
-  std::string cluster_secret_;
+  const std::function<void(StatsFigures&)> more_stats_;
   std::atomic<size_t> sessions_{0};
   // Bootstrap pages read ahead, across connections (bootstrap_read_ahead.h):
   // 64 MiB holds about 170 pages of 1,000 rows of ~200 bytes.
@@ -156,8 +169,6 @@ class RequestHandler final : public ListenerHandler {
   std::atomic<uint64_t> pages_read_ahead_{0};       // kept
   std::atomic<uint64_t> pages_from_read_ahead_{0};  // answered from a kept page
   std::atomic<uint64_t> read_ahead_refused_{0};     // not read: no room in the budget
-  std::atomic<uint32_t> lose_one_add_in_{0};
-  std::atomic<uint64_t> adds_seen_{0};
 };
 
 }  // namespace skiff::server::internal

@@ -5,7 +5,8 @@
 #include <utility>
 
 #include "server/internal/request_handler.h"
-#include "server/internal/sync_codec.h"
+#include "server/internal/wire/replies.h"
+#include "server/internal/wire/sync_replies.h"
 
 namespace skiff::server::internal {
 namespace {

@@ -1,6 +1,16 @@
+// SocketConnection's life and its read side: the start, the handshake,
+// reading and framing under back-pressure, closing, and the deadlines the
+// loop's sweep enforces. The write side (the outgoing queue and the flush
+// to the socket) is in socket_connection_write.cc.
+//
+// Threads: everything here runs on the connection's loop thread, except
+// Close, Post, PostAfter and ReleaseBarrier, which any thread may call:
+// they only post to the loop, and only while the connection is not closed
+// (checked under out_mu_), since the loop lives until every connection
+// has ended.
 #include "server/internal/socket_connection.h"
 
-#include <array>
+#include <string>
 #include <utility>
 
 #include <asio/post.hpp>
@@ -16,11 +26,6 @@ using asio::ip::tcp;
 
 // A handshake request head larger than this is refused (431).
 constexpr size_t kMaxHandshakeBytes = 8 * 1024;
-// Frames up to this size are copied into a shared chunk of the outgoing
-// queue; a larger one keeps its own string, so it is never copied.
-constexpr size_t kSmallFrameBytes = 16 * 1024;
-// A shared chunk takes frames until it holds this much.
-constexpr size_t kChunkBytes = 64 * 1024;
 // Reads of one connection per turn of the loop before the others get theirs.
 constexpr int kReadsPerTurn = 4;
 // After our close frame, the peer's close must come within this time.
@@ -28,8 +33,6 @@ constexpr int64_t kClosingTimeoutNs = 2'000'000'000;
 // Input buffers up to this capacity are kept once empty; larger ones are
 // freed, so an idle connection holds no memory for a past large frame.
 constexpr size_t kKeptInputCapacity = 256;
-// Chunks gathered into one sendmsg.
-constexpr size_t kMaxWriteBuffers = 64;
 
 int64_t Nanos(std::chrono::milliseconds ms) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(ms).count();
@@ -338,144 +341,6 @@ void SocketConnection::Resume() {
   ScheduleRead();
 }
 
-// ---- Writing -------------------------------------------------------------
-
-void SocketConnection::QueueRawLocked(std::string_view bytes) {
-  if (out_.empty() || !back_shared_ || out_.back().size() + bytes.size() > kChunkBytes) {
-    out_.emplace_back();
-    back_shared_ = true;
-  }
-  out_.back().append(bytes);
-  CountQueued(bytes.size());
-}
-
-void SocketConnection::QueueLocked(ws::Opcode opcode, std::string_view payload) {
-  std::string h;
-  ws::AppendHeader(h, opcode, payload.size());
-  if (payload.size() > kSmallFrameBytes) {
-    QueueRawLocked(h);
-    out_.emplace_back(payload);
-    back_shared_ = false;
-    CountQueued(payload.size());
-    return;
-  }
-  if (out_.empty() || !back_shared_ ||
-      out_.back().size() + h.size() + payload.size() > kChunkBytes) {
-    out_.emplace_back();
-    back_shared_ = true;
-  }
-  std::string& chunk = out_.back();
-  chunk.append(h);
-  chunk.append(payload);
-  CountQueued(h.size() + payload.size());
-}
-
-void SocketConnection::CountQueued(size_t bytes) {
-  out_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-  shared_.output_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
-}
-
-void SocketConnection::Send(std::string frame) {
-  MutexLock lock(&out_mu_);
-  if (out_closed_) return;
-  if (frame.size() > kSmallFrameBytes) {
-    std::string h;
-    ws::AppendHeader(h, ws::Opcode::kText, frame.size());
-    QueueRawLocked(h);
-    const size_t size = frame.size();
-    out_.push_back(std::move(frame));
-    back_shared_ = false;
-    CountQueued(size);
-  } else {
-    QueueLocked(ws::Opcode::kText, frame);
-  }
-  RequestFlushLocked();
-}
-
-void SocketConnection::SendCopy(std::string_view frame) {
-  MutexLock lock(&out_mu_);
-  if (out_closed_) return;
-  QueueLocked(ws::Opcode::kText, frame);
-  RequestFlushLocked();
-}
-
-void SocketConnection::RequestFlushLocked() {
-  // A reply produced while a read is handled leaves with that read's
-  // others (Received flushes at its end).
-  if (loop_.InThisThread() && processing_) return;
-  if (flush_posted_) return;
-  flush_posted_ = true;
-  asio::post(loop_.context(), [self = shared_from_this()] {
-    {
-      MutexLock lock(&self->out_mu_);
-      self->flush_posted_ = false;
-    }
-    self->Flush();
-  });
-}
-
-void SocketConnection::Flush() {
-  if (phase_ == Phase::kDone || write_armed_) return;
-  thread_local std::vector<asio::const_buffer> buffers;
-  for (;;) {
-    if (write_index_ == writing_.size()) {
-      writing_.clear();
-      write_index_ = 0;
-      write_offset_ = 0;
-      MutexLock lock(&out_mu_);
-      writing_.swap(out_);
-      back_shared_ = false;
-      if (writing_.empty()) break;
-    }
-    buffers.clear();
-    for (size_t i = write_index_; i < writing_.size() && buffers.size() < kMaxWriteBuffers; ++i) {
-      const size_t skip = i == write_index_ ? write_offset_ : 0;
-      buffers.emplace_back(writing_[i].data() + skip, writing_[i].size() - skip);
-    }
-    asio::error_code ec;
-    size_t sent = socket_.send(buffers, 0, ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return ArmWrite();
-    if (ec) return Terminate();
-    last_progress_ns_ = shared_.NowNs();
-    out_bytes_.fetch_sub(sent, std::memory_order_relaxed);
-    shared_.output_bytes.fetch_sub(static_cast<int64_t>(sent), std::memory_order_relaxed);
-    while (sent > 0) {
-      const size_t left = writing_[write_index_].size() - write_offset_;
-      if (sent < left) {
-        write_offset_ += sent;
-        break;
-      }
-      sent -= left;
-      std::string().swap(writing_[write_index_]);  // free the sent chunk now
-      ++write_index_;
-      write_offset_ = 0;
-    }
-    // The socket took less than offered: it is full.
-    if (write_index_ < writing_.size()) return ArmWrite();
-  }
-  if (writing_.capacity() > 4) std::vector<std::string>().swap(writing_);
-  AfterDrained();
-}
-
-void SocketConnection::ArmWrite() {
-  if (write_armed_) return;
-  WaitFor(tcp::socket::wait_write, &SocketConnection::write_armed_, &SocketConnection::Flush);
-}
-
-void SocketConnection::AfterDrained() {
-  if (phase_ == Phase::kClosing) {
-    // Our answer is out; after an HTTP answer or a close frame exchange the
-    // server closes the TCP connection first (RFC 6455 7.1.1).
-    if (respond_then_close_ || peer_closed_ || failing_) {
-      asio::error_code ec;
-      socket_.shutdown(tcp::socket::shutdown_send, ec);
-      return Terminate();
-    }
-    return;  // wait for the peer's close frame
-  }
-  Resume();
-}
-
 // ---- Closing -------------------------------------------------------------
 
 void SocketConnection::RespondAndClose(std::string response) {
@@ -523,6 +388,11 @@ void SocketConnection::Post(std::function<void()> fn) {
   MutexLock lock(&out_mu_);
   if (out_closed_) return;  // closing or gone: nothing more will be sent
   asio::post(loop_.context(), std::move(fn));
+}
+
+void SocketConnection::PostAfter(std::chrono::milliseconds delay, std::function<void()> fn) {
+  // Through Post when the time comes: dropped if the connection closed.
+  loop_.After(delay, [self = shared_from_this(), f = std::move(fn)]() mutable { self->Post(f); });
 }
 
 void SocketConnection::ReleaseBarrier() {

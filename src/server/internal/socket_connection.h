@@ -7,9 +7,12 @@
 // unfinished or its peer has not read yet. Replies produced while one read
 // is handled leave together in one send.
 //
-// Threads: everything but Send, SendCopy, Close and Post runs on the
-// connection's own loop thread (IoLoop); those four are thread-safe, and the
-// outgoing queue is guarded by out_mu_.
+// Threads: everything but Send, SendCopy, Close, Post, PostAfter and
+// ReleaseBarrier runs on the connection's own loop thread (IoLoop); those
+// are thread-safe, and the outgoing queue is guarded by out_mu_.
+//
+// socket_connection.cc has its life, handshake and read side;
+// socket_connection_write.cc its outgoing queue and flush.
 #ifndef SKIFF_SERVER_INTERNAL_SOCKET_CONNECTION_H_
 #define SKIFF_SERVER_INTERNAL_SOCKET_CONNECTION_H_
 
@@ -18,6 +21,7 @@
 #endif
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -54,6 +58,7 @@ class SocketConnection final : public Connection,
   void SendCopy(std::string_view frame) override;
   void Close(uint16_t code, const std::string& reason) override;
   void Post(std::function<void()> fn) override;
+  void PostAfter(std::chrono::milliseconds delay, std::function<void()> fn) override;
   void ReleaseBarrier() override;
 
   // Loop thread: enforces the deadlines (handshake, frame, send, idle,

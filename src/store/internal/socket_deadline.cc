@@ -6,11 +6,12 @@
 
 namespace skiff::store::internal {
 
-SocketDeadline::SocketDeadline(std::chrono::milliseconds timeout)
+SocketDeadline::SocketDeadline(std::chrono::milliseconds timeout, const Clock& clock)
     : timeout_(timeout),
       // A tenth of the deadline, so a call ends within 10 % of it.
       period_(
-          std::clamp(timeout / 10, std::chrono::milliseconds(5), std::chrono::milliseconds(200))) {
+          std::clamp(timeout / 10, std::chrono::milliseconds(5), std::chrono::milliseconds(200))),
+      clock_(clock) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -27,7 +28,7 @@ void SocketDeadline::Arm(int fd) {
   MutexLock lock(&mu_);
   fd_ = fd;
   fired_ = false;
-  deadline_ = std::chrono::steady_clock::now() + timeout_;
+  deadline_ = clock_.Now() + timeout_;
 }
 
 bool SocketDeadline::Disarm() {
@@ -40,7 +41,7 @@ void SocketDeadline::Run() {
   MutexLock lock(&mu_);
   while (!stopping_) {
     cv_.WaitFor(mu_, period_);
-    if (fd_ >= 0 && !fired_ && std::chrono::steady_clock::now() >= deadline_) {
+    if (fd_ >= 0 && !fired_ && clock_.Now() >= deadline_) {
       // Under the lock: Disarm cannot return, and the caller cannot close
       // the descriptor, while we shut it.
       shutdown(fd_, SHUT_RDWR);

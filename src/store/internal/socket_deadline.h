@@ -18,13 +18,15 @@
 #include <chrono>
 #include <thread>
 
+#include "base/clock.h"
 #include "base/mutex.h"
 
 namespace skiff::store::internal {
 
 class SocketDeadline {
  public:
-  explicit SocketDeadline(std::chrono::milliseconds timeout);
+  // `clock` tells when a deadline passed; it must outlive the object.
+  SocketDeadline(std::chrono::milliseconds timeout, const Clock& clock);
   ~SocketDeadline();
   SocketDeadline(const SocketDeadline&) = delete;
   SocketDeadline& operator=(const SocketDeadline&) = delete;
@@ -41,10 +43,11 @@ class SocketDeadline {
 
   const std::chrono::milliseconds timeout_;
   const std::chrono::milliseconds period_;
+  const Clock& clock_;
   Mutex mu_;
   CondVar cv_;
   int fd_ SKIFF_GUARDED_BY(mu_) = -1;  // -1 = not armed
-  std::chrono::steady_clock::time_point deadline_ SKIFF_GUARDED_BY(mu_);
+  Clock::TimePoint deadline_ SKIFF_GUARDED_BY(mu_);
   bool fired_ SKIFF_GUARDED_BY(mu_) = false;
   bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
   std::thread thread_;

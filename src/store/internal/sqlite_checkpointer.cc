@@ -1,6 +1,6 @@
 #include "store/internal/sqlite_checkpointer.h"
 
-#include "store/internal/sqlite_statement.h"
+#include "sqlite/statement.h"
 
 namespace skiff::store::internal {
 
@@ -18,7 +18,7 @@ Result<std::unique_ptr<SqliteCheckpointer>> SqliteCheckpointer::Start(const std:
     return s;
   }
   // The level decides whether a checkpoint syncs; it must be the writer's.
-  Status s = ExecSqliteScript(
+  Status s = sqlite::ExecScript(
       c->db_, synchronous_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;",
       statements);
   if (!s.ok()) return s;  // the destructor closes db_

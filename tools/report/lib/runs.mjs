@@ -1,29 +1,17 @@
 // Reads one run of the suite: the run's record (run.json, written by
 // tools/bench: which families ran and how each ended), every family's
-// Google Benchmark JSON (written by the suite's main: valid JSON, counter
-// kinds in its context) and memory.json. Each benchmark becomes one row:
-// median time, throughput and counters over its repetitions, its error
-// state, the store it ran on and whether its budget cut it short.
+// figures and memory.json. A family's Google Benchmark JSON is read by
+// skiff-compare alone (lib/comparer.mjs): each benchmark becomes one row of
+// its medians over the repetitions (time, throughput, counters), its error
+// state, the store it ran on and how often its budget cut it short; with a
+// base run, the comparer's verdicts of this run against it come along
+// (without one, its figures alone: skiff-compare --figures).
 import fs from 'node:fs';
 import path from 'node:path';
 
-// Fields of a benchmark row that are not user counters.
-const kStandardFields = new Set([
-  'name', 'family_index', 'per_family_instance_index', 'run_name', 'run_type',
-  'repetitions', 'repetition_index', 'threads', 'iterations', 'real_time', 'cpu_time',
-  'time_unit', 'error_occurred', 'error_message', 'label', 'aggregate_name',
-  'aggregate_unit', 'items_per_second', 'bytes_per_second',
-]);
+import { compareRuns, runFigures } from './comparer.mjs';
 
-const kNanosPerUnit = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 };
 export const kStores = ['memory', 'sqlite', 'postgres'];
-
-function median(values) {
-  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (v.length === 0) return null;
-  const mid = Math.floor(v.length / 2);
-  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-}
 
 // The suite's main writes valid JSON; anything else is refused, with the
 // likely reason.
@@ -34,14 +22,6 @@ export function parseJson(text, file) {
     throw new Error(`${file}: not valid JSON (${e.message}); the suite's main writes valid JSON, ` +
       'so this file comes from elsewhere or was cut short');
   }
-}
-
-function counterKinds(context) {
-  let kinds = context?.skiff_counter_kinds ?? {};
-  if (typeof kinds === 'string') {
-    try { kinds = JSON.parse(kinds); } catch { kinds = {}; }
-  }
-  return kinds;
 }
 
 // The store a case ran on: the segment of its name that names one.
@@ -55,52 +35,40 @@ export function withoutStore(name) {
   return name.split('/').map((s) => (kStores.includes(s) ? '*' : s)).join('/');
 }
 
-// One family file -> { family, context, kinds, benchmarks: [row] }.
-export function summariseFamily(family, json) {
-  if (!json || !Array.isArray(json.benchmarks)) {
-    throw new Error(`${family}: no "benchmarks" array`);
-  }
-  const kinds = counterKinds(json.context);
-  const byName = new Map();
-  for (const b of json.benchmarks) {
-    const name = b.run_name ?? b.name;
-    if (!byName.has(name)) byName.set(name, { iterations: [], aggregates: [] });
-    (b.run_type === 'aggregate' ? byName.get(name).aggregates : byName.get(name).iterations).push(b);
-  }
+// One side of skiff-compare's report ("runs.head" or "runs.base") ->
+// { family, context, kinds, benchmarks: [row] }.
+export function familyFigures(family, figures) {
   const rows = [];
-  for (const [name, { iterations, aggregates }] of byName) {
-    // The repetitions are the samples; aggregates only stand in when a run
-    // kept nothing else (--benchmark_report_aggregates_only).
-    let samples = iterations;
-    if (samples.length === 0) {
-      samples = aggregates.filter((a) => a.aggregate_name === 'median');
-      if (samples.length === 0) samples = aggregates.filter((a) => a.aggregate_name === 'mean');
-    }
-    if (samples.length === 0) continue;
-    const first = samples[0];
-    const errored = samples.find((s) => s.error_occurred);
-    const counters = {};
-    for (const key of Object.keys(first)) {
-      if (kStandardFields.has(key) || typeof first[key] !== 'number') continue;
-      counters[key] = median(samples.map((s) => s[key]));
-    }
-    const timeNs = median(samples.map((s) => s.real_time * (kNanosPerUnit[s.time_unit ?? 'ns'] ?? 1)));
+  for (const b of figures.benchmarks) {
+    const failed = b.state !== 'ok';
+    // A name with no sample and no error (only spread aggregates) has nothing to show.
+    if (!failed && b.repetitions === 0) continue;
+    const counters = failed ? {} : b.counters;
     rows.push({
       family,
-      name,
-      label: first.label ?? '',
-      store: storeOf(name),
-      repetitions: samples.length,
-      timeNs: errored ? null : timeNs,
-      itemsPerSecond: errored ? null : median(samples.map((s) => s.items_per_second)),
-      counters: errored ? {} : counters,
-      capped: samples.filter((s) => (s.capped ?? 0) > 0).length,
-      otherCpuPct: errored ? null : counters.other_cpu_pct ?? null,
-      error: errored ? errored.error_message ?? 'error' : null,
-      skipped: errored ? /^skipped/i.test(errored.error_message ?? '') : false,
+      name: b.name,
+      label: b.label ?? '',
+      store: storeOf(b.name),
+      repetitions: b.repetitions,
+      timeNs: failed ? null : b.real_time_ns,
+      itemsPerSecond: failed ? null : b.items_per_second,
+      counters,
+      capped: b.capped_repetitions ?? 0,
+      otherCpuPct: counters.other_cpu_pct ?? null,
+      error: failed ? b.error_message || 'error' : null,
+      skipped: b.state === 'skipped',
     });
   }
-  return { family, context: json.context ?? {}, kinds, benchmarks: rows };
+  return { family, context: figures.context ?? {}, kinds: figures.counter_kinds ?? {}, benchmarks: rows };
+}
+
+// The text of a results file, refused unless it is JSON (what the suite's
+// main writes); null for an empty file (a family still running).
+function resultsText(file, label) {
+  const text = fs.readFileSync(file, 'utf8');
+  if (text.trim() === '') return null;
+  parseJson(text, label);
+  return text;
 }
 
 // run.json, or null when the folder has none (a folder ctest wrote).
@@ -115,8 +83,10 @@ export function loadRecord(dir) {
 }
 
 // Every <family>.json in `dir` (memory.json and run.json excepted), or the
-// ones the run record names -> [family summary].
-export function loadRunDir(dir, record = loadRecord(dir)) {
+// ones the run record names -> [family summary]. With `baseDir`, each family
+// that has a file of the same name there is compared with it: `base` holds
+// the base's figures and `comparison` skiff-compare's whole report.
+export function loadRunDir(dir, record = loadRecord(dir), { baseDir = null } = {}) {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new Error(`${dir}: not a directory`);
   }
@@ -128,9 +98,15 @@ export function loadRunDir(dir, record = loadRecord(dir)) {
   for (const f of files) {
     const file = path.join(dir, f);
     if (!fs.existsSync(file)) throw new Error(`${file}: named by run.json but missing`);
-    const text = fs.readFileSync(file, 'utf8');
-    if (text.trim() === '') continue;  // a family still running
-    families.push(summariseFamily(path.basename(f, '.json'), parseJson(text, f)));
+    if (resultsText(file, f) === null) continue;
+    const baseFile = baseDir ? path.join(baseDir, path.basename(f)) : null;
+    const paired = baseFile !== null && fs.existsSync(baseFile) && resultsText(baseFile, baseFile) !== null;
+    // Without a base there is nothing to judge: the run's figures alone.
+    const report = paired ? compareRuns(baseFile, file) : runFigures(file);
+    const family = familyFigures(path.basename(f, '.json'), report.runs.head);
+    family.base = paired ? familyFigures(family.family, report.runs.base) : null;
+    family.comparison = paired ? report : null;
+    families.push(family);
   }
   return families;
 }
@@ -150,12 +126,11 @@ export function loadMemory(dir, families, record) {
   return memory;
 }
 
-// Attaches the base run's row to each head row of the same family and name.
-export function attachBase(head, base) {
-  const index = new Map();
-  for (const fam of base ?? []) for (const b of fam.benchmarks) index.set(`${fam.family}\u0000${b.name}`, b);
+// Attaches to each row its base run's row of the same name, if any.
+export function attachBase(head) {
   for (const fam of head) {
-    for (const b of fam.benchmarks) b.base = index.get(`${fam.family}\u0000${b.name}`) ?? null;
+    const index = new Map((fam.base?.benchmarks ?? []).map((b) => [b.name, b]));
+    for (const b of fam.benchmarks) b.base = index.get(b.name) ?? null;
   }
   return head;
 }
@@ -171,15 +146,18 @@ export function loadComparison(file) {
 }
 
 // Puts on each head row its comparer verdicts: `verdict` (the time row) and
-// `judged` (one per judged counter).
-export function attachVerdicts(head, comparison) {
-  const times = new Map(comparison.benchmarks.map((r) => [r.benchmark, r]));
-  const judged = new Map();
-  for (const r of comparison.judged_counters ?? []) {
-    if (!judged.has(r.benchmark)) judged.set(r.benchmark, []);
-    judged.get(r.benchmark).push(r);
-  }
+// `judged` (one per judged counter), from `comparison` when given (one
+// report for every family, as tools/bench writes it), else from each
+// family's own comparison with the base.
+export function attachVerdicts(head, comparison = null) {
   for (const fam of head) {
+    const report = comparison ?? fam.comparison;
+    const times = new Map((report?.benchmarks ?? []).map((r) => [r.benchmark, r]));
+    const judged = new Map();
+    for (const r of report?.judged_counters ?? []) {
+      if (!judged.has(r.benchmark)) judged.set(r.benchmark, []);
+      judged.get(r.benchmark).push(r);
+    }
     for (const b of fam.benchmarks) {
       b.verdict = times.get(b.name) ?? null;
       b.judged = judged.get(b.name) ?? [];

@@ -1,0 +1,174 @@
+// SocketConnection's write side: the outgoing queue that replies join
+// from any thread, and the flush that writes it to the socket, gathering
+// queued chunks into one sendmsg and waiting for writability when the
+// socket is full. Its life, handshake and read side are in
+// socket_connection.cc.
+//
+// Threads: Send, SendCopy and the *Locked functions run on any thread,
+// under out_mu_, which guards the queue (out_) and its flags. Flush,
+// ArmWrite and AfterDrained run on the connection's loop thread only,
+// which alone owns the socket and the chunks being written (writing_):
+// Flush takes the whole queue under out_mu_ and writes it outside the lock.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <asio/post.hpp>
+
+#include "server/internal/io_loop.h"
+#include "server/internal/socket_connection.h"
+
+#include "ws/frame.h"
+
+namespace skiff::server::internal {
+namespace {
+
+using asio::ip::tcp;
+
+// Frames up to this size are copied into a shared chunk of the outgoing
+// queue; a larger one keeps its own string, so it is never copied.
+constexpr size_t kSmallFrameBytes = 16 * 1024;
+// A shared chunk takes frames until it holds this much.
+constexpr size_t kChunkBytes = 64 * 1024;
+// Chunks gathered into one sendmsg.
+constexpr size_t kMaxWriteBuffers = 64;
+
+}  // namespace
+
+void SocketConnection::QueueRawLocked(std::string_view bytes) {
+  if (out_.empty() || !back_shared_ || out_.back().size() + bytes.size() > kChunkBytes) {
+    out_.emplace_back();
+    back_shared_ = true;
+  }
+  out_.back().append(bytes);
+  CountQueued(bytes.size());
+}
+
+void SocketConnection::QueueLocked(ws::Opcode opcode, std::string_view payload) {
+  std::string h;
+  ws::AppendHeader(h, opcode, payload.size());
+  if (payload.size() > kSmallFrameBytes) {
+    QueueRawLocked(h);
+    out_.emplace_back(payload);
+    back_shared_ = false;
+    CountQueued(payload.size());
+    return;
+  }
+  if (out_.empty() || !back_shared_ ||
+      out_.back().size() + h.size() + payload.size() > kChunkBytes) {
+    out_.emplace_back();
+    back_shared_ = true;
+  }
+  std::string& chunk = out_.back();
+  chunk.append(h);
+  chunk.append(payload);
+  CountQueued(h.size() + payload.size());
+}
+
+void SocketConnection::CountQueued(size_t bytes) {
+  out_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  shared_.output_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+}
+
+void SocketConnection::Send(std::string frame) {
+  MutexLock lock(&out_mu_);
+  if (out_closed_) return;
+  if (frame.size() > kSmallFrameBytes) {
+    std::string h;
+    ws::AppendHeader(h, ws::Opcode::kText, frame.size());
+    QueueRawLocked(h);
+    const size_t size = frame.size();
+    out_.push_back(std::move(frame));
+    back_shared_ = false;
+    CountQueued(size);
+  } else {
+    QueueLocked(ws::Opcode::kText, frame);
+  }
+  RequestFlushLocked();
+}
+
+void SocketConnection::SendCopy(std::string_view frame) {
+  MutexLock lock(&out_mu_);
+  if (out_closed_) return;
+  QueueLocked(ws::Opcode::kText, frame);
+  RequestFlushLocked();
+}
+
+void SocketConnection::RequestFlushLocked() {
+  // A reply produced while a read is handled leaves with that read's
+  // others (Received flushes at its end).
+  if (loop_.InThisThread() && processing_) return;
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  asio::post(loop_.context(), [self = shared_from_this()] {
+    {
+      MutexLock lock(&self->out_mu_);
+      self->flush_posted_ = false;
+    }
+    self->Flush();
+  });
+}
+
+void SocketConnection::Flush() {
+  if (phase_ == Phase::kDone || write_armed_) return;
+  thread_local std::vector<asio::const_buffer> buffers;
+  for (;;) {
+    if (write_index_ == writing_.size()) {
+      writing_.clear();
+      write_index_ = 0;
+      write_offset_ = 0;
+      MutexLock lock(&out_mu_);
+      writing_.swap(out_);
+      back_shared_ = false;
+      if (writing_.empty()) break;
+    }
+    buffers.clear();
+    for (size_t i = write_index_; i < writing_.size() && buffers.size() < kMaxWriteBuffers; ++i) {
+      const size_t skip = i == write_index_ ? write_offset_ : 0;
+      buffers.emplace_back(writing_[i].data() + skip, writing_[i].size() - skip);
+    }
+    asio::error_code ec;
+    size_t sent = socket_.send(buffers, 0, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return ArmWrite();
+    if (ec) return Terminate();
+    last_progress_ns_ = shared_.NowNs();
+    out_bytes_.fetch_sub(sent, std::memory_order_relaxed);
+    shared_.output_bytes.fetch_sub(static_cast<int64_t>(sent), std::memory_order_relaxed);
+    while (sent > 0) {
+      const size_t left = writing_[write_index_].size() - write_offset_;
+      if (sent < left) {
+        write_offset_ += sent;
+        break;
+      }
+      sent -= left;
+      std::string().swap(writing_[write_index_]);  // free the sent chunk now
+      ++write_index_;
+      write_offset_ = 0;
+    }
+    // The socket took less than offered: it is full.
+    if (write_index_ < writing_.size()) return ArmWrite();
+  }
+  if (writing_.capacity() > 4) std::vector<std::string>().swap(writing_);
+  AfterDrained();
+}
+
+void SocketConnection::ArmWrite() {
+  if (write_armed_) return;
+  WaitFor(tcp::socket::wait_write, &SocketConnection::write_armed_, &SocketConnection::Flush);
+}
+
+void SocketConnection::AfterDrained() {
+  if (phase_ == Phase::kClosing) {
+    // Our answer is out; after an HTTP answer or a close frame exchange the
+    // server closes the TCP connection first (RFC 6455 7.1.1).
+    if (respond_then_close_ || peer_closed_ || failing_) {
+      asio::error_code ec;
+      socket_.shutdown(tcp::socket::shutdown_send, ec);
+      return Terminate();
+    }
+    return;  // wait for the peer's close frame
+  }
+  Resume();
+}
+
+}  // namespace skiff::server::internal

@@ -1,0 +1,36 @@
+// The reply of `near` (docs/geo.md): the hits of a geo query with their
+// distances, one object per item or parallel arrays (`columns`), with each
+// item's document when the request asked for values.
+// Pure functions; thread-safe.
+#ifndef SKIFF_SERVER_INTERNAL_WIRE_NEAR_REPLY_H_
+#define SKIFF_SERVER_INTERNAL_WIRE_NEAR_REPLY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "geo/query.h"
+
+namespace skiff::server::internal {
+
+// The documents of a near answer, one per kept hit, as JSON text back to
+// back: one string for all of them instead of one each.
+struct NearValues {
+  std::string text;
+  std::vector<size_t> ends;  // where each document's text ends
+
+  std::string_view at(size_t i) const {
+    const size_t begin = i == 0 ? 0 : ends[i - 1];
+    return std::string_view(text).substr(begin, ends[i] - begin);
+  }
+};
+
+// `values` null: the items without documents; else one document per hit.
+std::string EncodeNearReply(uint64_t id, const std::vector<geo::GeoHit>& hits,
+                            const NearValues* values, bool columns);
+
+}  // namespace skiff::server::internal
+
+#endif  // SKIFF_SERVER_INTERNAL_WIRE_NEAR_REPLY_H_

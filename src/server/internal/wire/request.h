@@ -1,0 +1,77 @@
+// Request: one client request of the v1 wire protocol (docs/protocol.md),
+// as the decoder (request_decoder.h) hands it to the request handler: the
+// op and its fields, already checked for presence and type.
+// A plain value; thread-compatible.
+#ifndef SKIFF_SERVER_INTERNAL_WIRE_REQUEST_H_
+#define SKIFF_SERVER_INTERNAL_WIRE_REQUEST_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "doc/document.h"
+#include "doc/path.h"
+#include "geo/query.h"
+#include "store/store.h"
+#include "sync/types.h"
+
+namespace skiff::server::internal {
+
+// In the order of the field table (request_fields.cc) and the handler's op
+// table, which both check it.
+enum class Op {
+  kLogin,
+  kLogout,
+  kPing,
+  kEcho,
+  kGet,
+  kHas,
+  kSet,
+  kDelete,
+  kAdd,
+  kMerge,
+  kAll,
+  kStats,
+  // Sync (docs/sync.md).
+  kPush,
+  kPull,
+  kBootstrap,
+  kWait,
+  // Geo (docs/geo.md).
+  kNear
+};
+inline constexpr size_t kOpCount = static_cast<size_t>(Op::kNear) + 1;
+
+struct Request {
+  uint64_t id = 0;
+  Op op = Op::kPing;
+  std::string user;    // login
+  std::string secret;  // login
+  std::string table;   // get has set delete add merge all near
+  std::string key;     // get has set delete add merge
+  std::string after;   // all; empty = from the first key
+  size_t limit = 0;    // all pull bootstrap
+  doc::Path path;      // add
+  doc::Value value;    // set: value; echo: data; merge: patch; add: delta
+  // The JSON text of that member when ScanRequest decoded the request (for
+  // echo and set, instead of `value`); points into the frame, so it is
+  // valid only while the frame is being handled. Empty after DecodeRequest.
+  std::string_view raw_value;
+  // Sync ops.
+  sync::PushRequest push;           // push
+  uint64_t since = 0;               // pull wait
+  store::SyncRowCursor sync_after;  // bootstrap; empty group = from the start
+  uint64_t timeout_ms = 0;          // wait
+  // near: the query (its ranges are checked by geo::CheckQuery on every
+  // query), whether each item carries its document, and whether the answer
+  // comes as parallel arrays (keys, dist_m, values) instead of one object
+  // per item.
+  skiff::geo::GeoQuery geo;
+  bool values = false;
+  bool columns = false;
+};
+
+}  // namespace skiff::server::internal
+
+#endif  // SKIFF_SERVER_INTERNAL_WIRE_REQUEST_H_

@@ -1,0 +1,54 @@
+// The reply of `stats` (docs/protocol.md, "stats"): the figures the request
+// handler gathers from the documents, the committer, the sync engine and the
+// listener, and those of a handler wrapped around it (the cluster router's),
+// written in the protocol's member order. Callers fill in numbers; only this
+// encoder knows the members' names and nesting.
+// Pure functions; thread-safe.
+#ifndef SKIFF_SERVER_INTERNAL_WIRE_STATS_REPLY_H_
+#define SKIFF_SERVER_INTERNAL_WIRE_STATS_REPLY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/internal/committer.h"
+#include "server/internal/document_cache.h"
+#include "server/internal/geo_indexes.h"
+#include "server/internal/listener.h"
+#include "sync/sync_engine.h"
+
+namespace skiff::server::internal {
+
+// Cluster mode's figures (docs/cluster.md): this instance and what it serves.
+struct ClusterStats {
+  uint64_t instance = 0;
+  uint64_t partitions_served = 0;
+};
+
+struct StatsFigures {
+  TierStats tiers;
+  CommitterCounters commits;
+  ListenerStats network;
+  size_t sessions = 0;
+  std::string_view durability;
+  std::string_view store;
+  uint64_t store_statements = 0;
+  uint64_t sync_cursor = 0;
+  sync::SyncCounters sync;
+  // Bootstrap read-ahead (bootstrap_read_ahead.h).
+  uint64_t pages_read_ahead = 0;
+  uint64_t pages_from_read_ahead = 0;
+  uint64_t read_ahead_refused = 0;
+  uint64_t read_ahead_bytes = 0;
+  std::vector<GeoTableStats> geo;
+  // Set in cluster mode only: the reply then has a `cluster` member.
+  std::optional<ClusterStats> cluster;
+};
+
+std::string EncodeStatsReply(uint64_t id, const StatsFigures& figures);
+
+}  // namespace skiff::server::internal
+
+#endif  // SKIFF_SERVER_INTERNAL_WIRE_STATS_REPLY_H_
