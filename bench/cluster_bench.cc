@@ -11,6 +11,11 @@
 //   .../plain                       the same against one skiffd without
 //                                   cluster mode, side by side: what the
 //                                   fencing check and the routing cost;
+//   BM_ClusterNear/instances:N      geo `near` (limit 50) over 20,000 points
+//                                   through every instance: each instance
+//                                   asks every owner for its share and
+//                                   merges; the answers checked alike
+//                                   through every instance;
 //   BM_ClusterWake                  a wait held on one instance, a push
 //                                   through the other: how long until the
 //                                   wait is answered, and the statements of
@@ -38,7 +43,9 @@
 
 #include "client/client.h"
 #include "doc/document.h"
+#include "doc/json_skip.h"
 #include "server/cluster/partition.h"
+#include "server/geo_catalog.h"
 #include "server/permissions.h"
 #include "server/users.h"
 #include "support/bench_options.h"
@@ -81,6 +88,12 @@ class Cluster {
         secret_, server::CreateUser(db_->store(), "bench", server::Permissions({"*"}, {"*"})));
     SKIFF_RETURN_IF_ERROR(server::CreateGroup(db_->store(), "team"));
     SKIFF_RETURN_IF_ERROR(server::GrantGroup(db_->store(), "bench", "team"));
+    // BM_ClusterNear's table; an index is read when an instance starts.
+    server::GeoSpec places;
+    places.table = "places";
+    SKIFF_ASSIGN_OR_RETURN(places.lat, server::ParseGeoPath("lat"));
+    SKIFF_ASSIGN_OR_RETURN(places.lon, server::ParseGeoPath("lon"));
+    SKIFF_RETURN_IF_ERROR(server::AddGeoIndex(db_->store(), places));
     db_->Close();  // the instances share the database; this open held it alone
     for (size_t i = 0; i < n; ++i) {
       auto p = std::make_unique<support::SkiffdProcess>();
@@ -259,6 +272,15 @@ Status StartSpread(size_t n, Cluster& cluster, Spread& spread) {
   return Status::Ok();
 }
 
+// The informational figures of a spread run on `n` instances (0: plain).
+void ReportSpread(benchmark::State& state, const Spread& spread, size_t n) {
+  const LatencySummary lat = spread.Latency();
+  SetInfo(state, "instances", double(n));
+  SetInfo(state, "ops_per_s", double(spread.ops()) / spread.wall_seconds);
+  SetInfo(state, "p50_us", lat.p50_us);
+  SetInfo(state, "p99_us", lat.p99_us);
+}
+
 void Fail(benchmark::State& state, const std::string& what, const Status& s) {
   state.SkipWithError((what + ": " + s.ToString()).c_str());
 }
@@ -315,13 +337,9 @@ void BM_ClusterSets(benchmark::State& state, size_t n) {
                                 std::to_string(acked) + " acknowledged writes")
                                    .c_str());
   }
-  const LatencySummary lat = spread.Latency();
   const double transactions = double(after->second - before->second);
-  SetInfo(state, "instances", double(n));
+  ReportSpread(state, spread, n);
   ReportServer(state, cluster, cpu, spread.ops());
-  SetInfo(state, "ops_per_s", double(spread.ops()) / spread.wall_seconds);
-  SetInfo(state, "p50_us", lat.p50_us);
-  SetInfo(state, "p99_us", lat.p99_us);
   SetInfo(state, "writes_per_transaction", double(spread.ops()) / transactions);
   // Every write batch is one statement that checks the batch's fences and
   // writes its rows (src/store/postgres_store.cc); the ratio is that count,
@@ -389,11 +407,128 @@ void BM_ClusterAddOneKey(benchmark::State& state, size_t n) {
                                      .c_str());
     }
   }
-  const LatencySummary lat = spread.Latency();
-  SetInfo(state, "instances", double(n));
-  SetInfo(state, "ops_per_s", double(spread.ops()) / spread.wall_seconds);
-  SetInfo(state, "p50_us", lat.p50_us);
-  SetInfo(state, "p99_us", lat.p99_us);
+  ReportSpread(state, spread, n);
+  ReportServer(state, cluster, cpu, spread.ops());
+}
+
+// A point of the near cases' square of about 20 km a side, from `i`.
+std::pair<double, double> PlaceOf(uint64_t i) {
+  uint64_t z = i * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const double u = double(z >> 40) / double(1 << 24), v = double(z & 0xFFFFFF) / double(1 << 24);
+  return {48.8 + 0.18 * u, 2.25 + 0.27 * v};
+}
+
+// The text of the array `name` of a near reply in the columns form; empty
+// when it has none.
+std::string_view ArrayMember(std::string_view reply, std::string_view name) {
+  const std::string head = "\"" + std::string(name) + "\":";
+  const size_t at = reply.find(head);
+  if (at == std::string_view::npos) return {};
+  const char* begin = reply.data() + at + head.size();
+  const char* end = doc::SkipJsonValue(begin, reply.data() + reply.size());
+  return end == nullptr ? std::string_view() : std::string_view(begin, size_t(end - begin));
+}
+
+constexpr uint64_t kPlaces = 20'000;
+constexpr int kNearLimit = 50;
+
+// Sets p<first>..p<first + count - 1> at their PlaceOf.
+class PlaceSets final : public Workload {
+ public:
+  PlaceSets(uint64_t first, uint64_t count) : next_(first), end_(first + count) {}
+  bool Next(size_t, size_t, std::string& body) override {
+    if (next_ == end_) return false;
+    const auto [lat, lon] = PlaceOf(next_);
+    body += R"("op":"set","table":"places","key":"p)" + std::to_string(next_) +
+            R"(","value":{"lat":)" + std::to_string(lat) + R"(,"lon":)" + std::to_string(lon) + "}";
+    ++next_;
+    return true;
+  }
+  std::string Check(size_t, size_t, const ReplyView&) override { return ""; }
+
+ private:
+  uint64_t next_;
+  const uint64_t end_;
+};
+
+// `near` at points of the square, limit 50, in the columns form; each
+// answer must hold 50 keys (the square holds 20,000 points).
+class NearQueries final : public Workload {
+ public:
+  explicit NearQueries(uint64_t seed) : next_(seed * 1'000'003) {}
+  bool Next(size_t, size_t, std::string& body) override {
+    body += Query(next_++);
+    return true;
+  }
+  static std::string Query(uint64_t i) {
+    const auto [lat, lon] = PlaceOf(i + 7);
+    return R"("op":"near","table":"places","lat":)" + std::to_string(lat) + R"(,"lon":)" +
+           std::to_string(lon) + R"(,"limit":)" + std::to_string(kNearLimit) + R"(,"columns":true)";
+  }
+  std::string Check(size_t, size_t, const ReplyView& reply) override {
+    const std::string_view keys = ArrayMember(reply.text, "keys");
+    if (std::count(keys.begin(), keys.end(), ',') != kNearLimit - 1) {
+      return "a near answer without " + std::to_string(kNearLimit) + " keys";
+    }
+    return "";
+  }
+
+ private:
+  uint64_t next_;
+};
+
+void BM_ClusterNear(benchmark::State& state, size_t n) {
+  const size_t instances = std::max<size_t>(n, 1);  // plain: one skiffd
+  Cluster cluster;
+  Spread spread;
+  if (Status s = StartSpread(n, cluster, spread); !s.ok()) return Fail(state, "starting", s);
+  std::vector<std::unique_ptr<PlaceSets>> loads;
+  for (size_t i = 0; i < instances; ++i) {
+    const uint64_t share = kPlaces / instances;
+    loads.push_back(
+        std::make_unique<PlaceSets>(i * share, i + 1 == instances ? kPlaces - i * share : share));
+  }
+  spread.Run(loads, kPlaces, Cap());
+  if (spread.errors() > 0)
+    return state.SkipWithError(("a set failed: " + spread.first_error()).c_str());
+  std::vector<std::unique_ptr<NearQueries>> queries;
+  for (size_t i = 0; i < instances; ++i) queries.push_back(std::make_unique<NearQueries>(i));
+  const double cpu_before = cluster.CpuSeconds();
+  for (auto _ : state) {
+    spread.Run(queries, Ops() / 10 / instances, Cap());
+    state.SetIterationTime(spread.wall_seconds);
+  }
+  const double cpu = cluster.CpuSeconds() - cpu_before;
+  if (spread.errors() > 0)
+    return state.SkipWithError(("a near failed: " + spread.first_error()).c_str());
+  // The same answer whichever instance is asked: one owner's stale or
+  // missing share would show here.
+  uint64_t compared = 0;
+  for (uint64_t q = 0; q < 20; ++q) {
+    std::string first;
+    for (size_t i = 0; i < instances; ++i) {
+      Result<std::string> got = spread.drivers[i]->Call(NearQueries::Query(q * 7919));
+      if (!got.ok()) return Fail(state, "asking near", got.status());
+      const std::string answer =
+          std::string(ArrayMember(*got, "keys")) + " " + std::string(ArrayMember(*got, "dist_m"));
+      if (ArrayMember(*got, "keys").empty()) {
+        return state.SkipWithError(("a near answer without keys: " + *got).c_str());
+      }
+      if (i == 0) first = answer;
+      if (answer != first) {
+        return state.SkipWithError(("instance " + std::to_string(i) +
+                                    " answered a near unlike instance 0: " + answer + " vs " +
+                                    first)
+                                       .c_str());
+      }
+      ++compared;
+    }
+  }
+  ReportSpread(state, spread, n);
+  SetInfo(state, "answers_compared", double(compared));
   ReportServer(state, cluster, cpu, spread.ops());
 }
 
@@ -519,6 +654,10 @@ const bool kRegistered = AddRegistration([] {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
     AddCase("BM_ClusterAddOneKey" + suffix, [n](benchmark::State& s) { BM_ClusterAddOneKey(s, n); })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+    AddCase("BM_ClusterNear" + suffix, [n](benchmark::State& s) { BM_ClusterNear(s, n); })
         ->UseManualTime()
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);

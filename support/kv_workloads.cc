@@ -113,4 +113,66 @@ std::string ReadBack::Check(size_t conn, size_t slot, const ReplyView& reply) {
   return {};
 }
 
+bool MixedChain::Next(size_t conn, size_t slot, std::string& body) {
+  EnsureSlot(key_, conn, slot);
+  EnsureSlot(step_, conn, slot);
+  uint64_t& step = step_[conn][slot];
+  if (step == 0) key_[conn][slot] = next_++;
+  const std::string key = KeyFor(key_[conn][slot]);
+  const uint64_t i = key_[conn][slot];
+  switch (step) {
+    case 0:
+      AppendKeyOp(body, "set", table_, key);
+      body += ",\"value\":" + SmallValue(i);
+      break;
+    case 1:
+    case 4:
+      AppendKeyOp(body, "get", table_, key);
+      break;
+    case 2:
+    case 6:
+      AppendKeyOp(body, "has", table_, key);
+      break;
+    case 3:
+      AppendKeyOp(body, "add", table_, key);
+      body += ",\"path\":[\"c\"],\"delta\":1";
+      break;
+    case 5:
+      AppendKeyOp(body, "delete", table_, key);
+      break;
+  }
+  return true;
+}
+
+std::string MixedChain::Check(size_t conn, size_t slot, const ReplyView& reply) {
+  uint64_t& step = step_[conn][slot];
+  const uint64_t i = key_[conn][slot];
+  const uint64_t done = step;
+  step = (step + 1) % kSteps;
+  const std::string_view found = ReplyMember(reply.text, "found");
+  switch (done) {
+    case 1:
+      return found == "true" && SameJson(LastReplyMember(reply.text, "value"), SmallValue(i))
+                 ? ""
+                 : "get after set of " + KeyFor(i) + " differs";
+    case 2:
+      return found == "true" ? "" : "has after set of " + KeyFor(i) + " said false";
+    case 3:
+      return ReplyMember(reply.text, "value") == "1" ? "" : "add on " + KeyFor(i) + " not 1";
+    case 4: {
+      const std::string want =
+          "{\"c\":1,\"n\":" + std::to_string(i) + ",\"s\":\"v" + std::to_string(i) + "\"}";
+      return found == "true" && SameJson(LastReplyMember(reply.text, "value"), want)
+                 ? ""
+                 : "get after add of " + KeyFor(i) + " differs";
+    }
+    case 5:
+      return found == "true" ? "" : "delete of " + KeyFor(i) + " found nothing";
+    case 6:
+      ++chains_;
+      return found == "false" ? "" : "has after delete of " + KeyFor(i) + " said true";
+  }
+  return {};
+}
+
 }  // namespace skiff::bench

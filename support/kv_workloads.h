@@ -102,6 +102,28 @@ class ReadBack : public Workload {
   std::vector<std::vector<uint64_t>> slot_key_;
 };
 
+// Per slot, a chain on its own key: set, get, has, add, get, delete, has.
+// Each step checks the reply against what the chain did before, so every
+// read is compared with what was written even with 512 requests in flight.
+class MixedChain final : public Workload {
+ public:
+  explicit MixedChain(std::string table) : table_(std::move(table)) {}
+  static constexpr int kSteps = 7;
+
+  bool Next(size_t conn, size_t slot, std::string& body) override;
+  std::string Check(size_t conn, size_t slot, const ReplyView& reply) override;
+  // A failed step leaves the key's state unknown: start a new chain.
+  void Failed(size_t conn, size_t slot, bool) override { step_[conn][slot] = 0; }
+  uint64_t chains() const { return chains_; }
+
+ private:
+  const std::string table_;
+  uint64_t next_ = 0;
+  uint64_t chains_ = 0;
+  std::vector<std::vector<uint64_t>> key_;
+  std::vector<std::vector<uint64_t>> step_;
+};
+
 // Grows a [conn][slot] table to hold (conn, slot).
 void EnsureSlot(std::vector<std::vector<uint64_t>>& table, size_t conn, size_t slot);
 

@@ -6,9 +6,9 @@
 
 namespace skiff {
 namespace {
-constexpr std::array<std::string_view, 11> kCodeNames = {
+constexpr std::array<std::string_view, 12> kCodeNames = {
     "ok",         "bad_request", "unauthorized", "forbidden",       "type_mismatch", "too_large",
-    "overloaded", "unavailable", "internal",     "outcome_unknown", "moved",
+    "overloaded", "unavailable", "internal",     "outcome_unknown", "moved",         "rate_limited",
 };
 }  // namespace
 

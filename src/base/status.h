@@ -38,6 +38,11 @@ enum class StatusCode {
   // to does not serve the key's partition (it moved); the sender routes the
   // request again. Never sent to a client.
   kMoved,
+  // A per-user or per-address limit refused the request (request rate,
+  // connections of one user, failed logins of one address); the error
+  // carries retry_after_ms. Appended after kMoved so existing codes keep
+  // their values.
+  kRateLimited,
 };
 
 // The wire name of a code ("bad_request", ...).

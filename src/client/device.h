@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "client/device_storage.h"
 #include "doc/document.h"
@@ -55,6 +56,9 @@ struct DeviceOptions {
   std::chrono::milliseconds request_timeout{10000};
   std::chrono::milliseconds backoff_min{50};
   std::chrono::milliseconds backoff_max{5000};
+  // The time of the back-off and of WaitUntilSynced/WaitUntilUpToDate
+  // (tests pass a ManualClock); null: the system's. Outlives the device.
+  const Clock* clock = nullptr;
 };
 
 enum class SyncState {

@@ -4,10 +4,11 @@
 // Rows are named by (group, table, key) and hold JSON text. Each method is
 // one transaction: a local write and its outbox entry land together or not
 // at all, and so do a page of pulled changes and the cursor after it.
-// Implementations: MemoryStorage (memory_storage.h) and SqliteStorage
-// (sqlite_storage.h). A storage is used by one Device at a time; its methods
-// are called from that Device under its replica's lock, so implementations
-// need not be thread-safe, except statements(), which any thread may read.
+// Implementations: MemoryStorage (memory_storage.h), SqliteStorage
+// (sqlite_storage.h) and LmdbStorage (lmdb_storage.h). A storage is used by
+// one Device at a time; its methods are called from that Device under its
+// replica's lock, so implementations need not be thread-safe, except
+// statements(), which any thread may read.
 #ifndef SKIFF_CLIENT_DEVICE_STORAGE_H_
 #define SKIFF_CLIENT_DEVICE_STORAGE_H_
 
@@ -63,8 +64,9 @@ class DeviceStorage {
   // Drops the outbox entries with seq <= `last_seq`.
   virtual Status Acknowledge(uint64_t last_seq) = 0;
 
-  // Statements the storage has run since it was opened (SQL statements for
-  // SQLite; 0 for memory, which runs none).
+  // Statements the storage has run since it was opened: SQL statements for
+  // SQLite; gets, puts, deletes and cursor steps for LMDB; 0 for memory,
+  // which runs none.
   virtual uint64_t statements() const = 0;
 };
 

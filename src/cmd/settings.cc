@@ -68,6 +68,12 @@ CLI::Option* Duration(CLI::App& app, const char* flag, milliseconds& field, cons
       ->check(CLI::Range(int64_t{0}, max).description(""));
 }
 
+// CLI11's validator of a HOST:PORT setting: empty (unset) or with a colon.
+std::string CheckHostPort(const std::string& v) {
+  if (v.empty() || v.find(':') != std::string::npos) return "";
+  return "'" + v + "' is not HOST:PORT";
+}
+
 }  // namespace
 
 void AddSkiffdSettings(CLI::App& app, SkiffdOptions& o, std::string& config_path) {
@@ -116,6 +122,25 @@ void AddSkiffdSettings(CLI::App& app, SkiffdOptions& o, std::string& config_path
   Count(app, "--max-connections-per-address", o.max_connections_per_address, 0,
         "SKIFF_MAX_CONNECTIONS_PER_ADDRESS",
         "Connections open at once from one client address (0 = no limit of its own)");
+  app.add_option("--user-rate", o.user_rate,
+                 "Requests per second of one logged-in user over all its connections; more get "
+                 "rate_limited (0 = no limit)")
+      ->envname("SKIFF_USER_RATE")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9).description(""));
+  Count(app, "--user-burst", o.user_burst, 0, "SKIFF_USER_BURST",
+        "Requests one user may send at once above its rate (0 = one second's worth)");
+  Count(app, "--max-connections-per-user", o.max_connections_per_user, 0,
+        "SKIFF_MAX_CONNECTIONS_PER_USER",
+        "Logged-in connections of one user at once; another login gets rate_limited (0 = no "
+        "limit)");
+  Count(app, "--max-failed-logins", o.max_failed_logins, 0, "SKIFF_MAX_FAILED_LOGINS",
+        "Failed logins from one address within the window before its logins are refused "
+        "(rate_limited) for a window, doubled with each block in a row (0 = no limit)");
+  Duration<milliseconds>(app, "--failed-login-window-ms", o.failed_login_window,
+                         "SKIFF_FAILED_LOGIN_WINDOW_MS",
+                         "The window of --max-failed-logins, and its first block");
   Duration<milliseconds>(app, "--handshake-timeout-ms", o.handshake_timeout,
                          "SKIFF_HANDSHAKE_TIMEOUT_MS",
                          "An opening handshake must complete within this time");
@@ -163,12 +188,7 @@ void AddSkiffdSettings(CLI::App& app, SkiffdOptions& o, std::string& config_path
                  "--address:--port)")
       ->envname("SKIFF_CLUSTER_ADDRESS")
       ->type_name("HOST:PORT")
-      ->check(
-          [](const std::string& v) -> std::string {
-            if (v.empty() || v.find(':') != std::string::npos) return "";
-            return "'" + v + "' is not HOST:PORT";
-          },
-          "");
+      ->check(CheckHostPort, "");
   // Its default is never shown: --help output lands in logs.
   app.add_option("--cluster-secret", o.cluster_secret,
                  "Cluster mode: what the instances log in to each other with, the same on each "
@@ -179,6 +199,32 @@ void AddSkiffdSettings(CLI::App& app, SkiffdOptions& o, std::string& config_path
   Duration<milliseconds>(app, "--cluster-lease-ms", o.cluster_lease, "SKIFF_CLUSTER_LEASE_MS",
                          "Cluster mode: how long a partition's lease runs without renewal; a "
                          "frozen owner's partitions are taken over after it");
+  app.add_option("--metrics-address", o.metrics_address,
+                 "Serve GET /metrics on a plain-HTTP listener of its own at this address "
+                 "instead of the main port, which then answers /metrics with 404 (empty = on "
+                 "the main port)")
+      ->envname("SKIFF_METRICS_ADDRESS")
+      ->type_name("HOST:PORT")
+      ->check(CheckHostPort, "");
+  // Token sign-in (docs/deploy.md, "Token sign-in"): no key file, no token
+  // logins. The files are read at start; one that cannot be read or holds
+  // no usable key stops skiffd.
+  Text(app, "--token-hs256-key", o.token.hs256_key_file, "SKIFF_TOKEN_HS256_KEY", "FILE",
+       "Token sign-in: file whose bytes (exactly, at least 32) are the HS256 key");
+  Text(app, "--token-public-key", o.token.public_key_file, "SKIFF_TOKEN_PUBLIC_KEY", "FILE",
+       "Token sign-in: PEM public key; RSA verifies RS256 tokens, P-256 ES256 tokens");
+  Text(app, "--token-jwks", o.token.jwks_file, "SKIFF_TOKEN_JWKS", "FILE",
+       "Token sign-in: JWKS file of RSA and P-256 keys, chosen by the token's kid");
+  Text(app, "--token-audience", o.token.audience, "SKIFF_TOKEN_AUDIENCE", "TEXT",
+       "Token sign-in: the aud a token must carry (empty = not checked)");
+  Text(app, "--token-issuer", o.token.issuer, "SKIFF_TOKEN_ISSUER", "TEXT",
+       "Token sign-in: the iss a token must carry (empty = not checked)");
+  Count(app, "--token-leeway-s", o.token.leeway_s, 0, "SKIFF_TOKEN_LEEWAY_S",
+        "Token sign-in: clock skew allowed to exp, nbf and iat, in seconds");
+  Text(app, "--token-claim", o.token.claim, "SKIFF_TOKEN_CLAIM", "NAME",
+       "Token sign-in: claim holding {\"read\":[...],\"write\":[...],\"groups\":[...]}");
+  Count(app, "--token-max-bytes", o.token.max_bytes, 64, "SKIFF_TOKEN_MAX_BYTES",
+        "Token sign-in: longer tokens are refused unread");
   app.add_option("--config", config_path,
                  "TOML file of settings named like the flags (see below); the variables and "
                  "flags override it")

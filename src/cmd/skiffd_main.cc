@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <pthread.h>
@@ -48,6 +49,12 @@ int main(int argc, char** argv) {
   if (invocation->help) {
     std::fputs(invocation->help_text.c_str(), stdout);
     return 0;
+  }
+  // Key files are read once, here: a bad one stops skiffd before it serves.
+  if (options.token.enabled()) {
+    auto verifier = skiff::server::auth::LoadTokenVerifier(options.token);
+    if (!verifier.ok()) return Fail(verifier.status());
+    options.token_verifier = *std::move(verifier);
   }
   RaiseDescriptorLimit();
 

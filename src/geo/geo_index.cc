@@ -165,13 +165,32 @@ Status GeoIndex::Reset(const std::vector<GeoEntry>& entries) {
   return Status::Ok();  // the old index is freed here, outside the lock
 }
 
-Status GeoIndex::Nearest(const GeoQuery& query, std::vector<GeoHit>* out) {
+Status GeoIndex::ReplaceWhere(const KeyFilter& which, const std::vector<GeoEntry>& entries) {
+  for (const GeoEntry& e : entries) {
+    if (Status s = CheckPosition(e.lat, e.lon); !s.ok()) {
+      return BadRequest("key '" + e.key + "': " + s.message());
+    }
+  }
+  std::vector<std::string> gone;
+  {
+    ReaderLock lock(&mu_);
+    for (GeoEntry& e : impl_->Entries()) {
+      if (which(e.key)) gone.push_back(std::move(e.key));
+    }
+  }
+  // One write at a time, as any writer does, so a pack under way logs each.
+  for (const std::string& key : gone) Remove(key);
+  for (const GeoEntry& e : entries) SKIFF_RETURN_IF_ERROR(Upsert(e.key, e.lat, e.lon));
+  return Status::Ok();
+}
+
+Status GeoIndex::Nearest(const GeoQuery& query, std::vector<GeoHit>* out, const KeyFilter* keep) {
   SKIFF_RETURN_IF_ERROR(CheckQuery(query));
   const internal::SearchRegion region(query);
   bool due = false;
   {
     ReaderLock lock(&mu_);
-    impl_->Nearest(region, query.limit, out);
+    impl_->Nearest(region, query.limit, out, keep);
     // Stored only when it changes: queries on every thread would otherwise
     // write the same cache line each time.
     if (!queried_.load(std::memory_order_relaxed)) queried_.store(true, std::memory_order_relaxed);

@@ -89,11 +89,22 @@ class GeoIndex {
   // the index is then unchanged.
   Status Reset(const std::vector<GeoEntry>& entries) SKIFF_EXCLUDES(mu_);
 
+  // Removes every point whose key `which` accepts, then places `entries`
+  // (keys `which` should accept): a subset of the index read again from
+  // its source, the rest untouched. bad_request naming the first invalid
+  // entry, and the index is then unchanged. Not atomic: a query meanwhile
+  // may see the subset half replaced, so callers keep queries off it (a
+  // filter) until this returns.
+  Status ReplaceWhere(const KeyFilter& which, const std::vector<GeoEntry>& entries)
+      SKIFF_EXCLUDES(mu_);
+
   // The nearest points, ordered as the header says, into `*out` (replacing
   // its contents; its capacity is reused). bad_request when CheckQuery
   // refuses the query, and `*out` is then left alone. May start a due pack,
-  // which changes no answer.
-  Status Nearest(const GeoQuery& query, std::vector<GeoHit>* out) SKIFF_EXCLUDES(mu_);
+  // which changes no answer. With `keep`, only keys it accepts are
+  // answered, and the answer is exact among those.
+  Status Nearest(const GeoQuery& query, std::vector<GeoHit>* out, const KeyFilter* keep = nullptr)
+      SKIFF_EXCLUDES(mu_);
 
   // `key`'s point as given, or nullopt.
   std::optional<GeoPosition> Find(std::string_view key) const SKIFF_EXCLUDES(mu_);

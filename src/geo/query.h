@@ -13,8 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 
@@ -41,6 +43,10 @@ struct GeoQuery {
   std::optional<double> box_w_m;  // box_w_m and box_h_m are given together
   std::optional<double> box_h_m;
 };
+
+// Which keys a query may answer, or a replacement covers: a caller's subset
+// of an index (in cluster mode, the partitions an instance answers for).
+using KeyFilter = std::function<bool(std::string_view key)>;
 
 struct GeoHit {
   std::string key;

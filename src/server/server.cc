@@ -1,8 +1,10 @@
 #include "server/server.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -12,8 +14,11 @@
 #include "server/cluster/ownership.h"
 #include "server/cluster/peer_links.h"
 #include "server/cluster/router.h"
+#include "server/internal/counted_store.h"
 #include "server/internal/documents.h"
 #include "server/internal/listener.h"
+#include "server/internal/metrics_listener.h"
+#include "server/internal/metrics_page.h"
 #include "server/internal/request_handler.h"
 #include "server/internal/store_workers.h"
 #include "sync/cluster_sync_log.h"
@@ -81,6 +86,29 @@ Status ValidateOptions(const ServerOptions& o) {
   return Status::Ok();
 }
 
+// What the main port's listener calls: the handler (or the router) for
+// frames, and for /metrics the page with the store's errors added, or 404
+// when the page has a listener of its own (--metrics-address).
+class MainPortHandler final : public internal::ListenerHandler {
+ public:
+  MainPortHandler(internal::ListenerHandler& inner,
+                  std::function<std::optional<std::string>()> page)
+      : inner_(inner), page_(std::move(page)) {}
+  void OnText(const std::shared_ptr<internal::Connection>& conn,
+              std::string_view payload) override {
+    inner_.OnText(conn, payload);
+  }
+  void OnBinary(const std::shared_ptr<internal::Connection>& conn) override {
+    inner_.OnBinary(conn);
+  }
+  void OnClose(const std::shared_ptr<internal::Connection>& conn) override { inner_.OnClose(conn); }
+  std::optional<std::string> MetricsPage() override { return page_(); }
+
+ private:
+  internal::ListenerHandler& inner_;
+  const std::function<std::optional<std::string>()> page_;
+};
+
 }  // namespace
 
 std::string_view DurabilityName(Durability d) {
@@ -95,19 +123,23 @@ std::optional<Durability> DurabilityFromName(std::string_view name) {
 
 class Server::Impl {
  public:
-  Impl(const ServerOptions& options, store::Store& store, const Clock& clock,
-       std::unique_ptr<Logger> own_logger, Logger& logger, std::unique_ptr<sync::SyncEngine> sync)
+  // `counted` wraps the store every part of the server uses (the sync
+  // engine's too); the Impl keeps it alive past all of them.
+  Impl(const ServerOptions& options, std::unique_ptr<internal::CountedStore> counted,
+       const Clock& clock, std::unique_ptr<Logger> own_logger, Logger& logger,
+       std::unique_ptr<sync::SyncEngine> sync)
       : options_(options),
+        counted_(std::move(counted)),
         own_logger_(std::move(own_logger)),
         logger_(logger),
         links_(options.cluster
                    ? std::make_unique<cluster::PeerLinks>(options.cluster_secret, logger_)
                    : nullptr),
         ownership_(options.cluster ? MakeOwnership(options, clock) : nullptr),
-        documents_(store, clock, DocumentsOptionsOf(options, ownership_.get())),
+        documents_(*counted_, clock, DocumentsOptionsOf(options, ownership_.get())),
         sync_(std::move(sync)),
         workers_(kStoreWorkers),
-        handler_(options, store, documents_, *sync_, workers_,
+        handler_(options, *counted_, documents_, *sync_, workers_,
                  [this](internal::StatsFigures& figures) {
                    if (router_) router_->AddStats(figures);
                  }),
@@ -139,8 +171,15 @@ class Server::Impl {
     o.clock = &clock;
     cluster::Ownership::Hooks hooks;
     hooks.forget = [this](const std::vector<uint32_t>& p) { documents_.Forget(p); };
+    hooks.load = [this](const std::vector<uint32_t>& p) { return documents_.LoadPartitions(p); };
     hooks.drain = [this] { documents_.Drain(); };
-    hooks.peers = [this](const std::map<uint64_t, std::string>& peers) { links_->Update(peers); };
+    hooks.peers = [this](const std::map<uint64_t, std::string>& peers) {
+      // A link to this instance too: a near's own share goes over it like
+      // every other share (cluster/near_gather.h).
+      std::map<uint64_t, std::string> links = peers;
+      if (!peers.empty()) links[ownership_->id()] = cluster_address_;
+      links_->Update(links);
+    };
     return std::make_unique<cluster::Ownership>(o, std::move(hooks));
   }
 
@@ -153,6 +192,7 @@ class Server::Impl {
     }
     // Links to peers live on the listener's I/O loops, like its connections.
     links_->Start(listener_->loops());
+    cluster_address_ = address;  // before the ownership thread reads it
     return ownership_->Start(address);
   }
 
@@ -175,11 +215,40 @@ class Server::Impl {
     lo.max_in_flight = options.max_in_flight;
     lo.max_buffered_bytes = options.max_buffered_bytes;
     if (wrap) wrapped_ = wrap(entry_);
-    SKIFF_ASSIGN_OR_RETURN(
-        listener_, internal::Listener::Start(lo, wrapped_ ? *wrapped_ : entry_, clock, logger_));
+    main_port_ = std::make_unique<MainPortHandler>(wrapped_ ? *wrapped_ : entry_,
+                                                   [this]() -> std::optional<std::string> {
+                                                     if (!options_.metrics_address.empty())
+                                                       return std::nullopt;
+                                                     return Page();
+                                                   });
+    SKIFF_ASSIGN_OR_RETURN(listener_, internal::Listener::Start(lo, *main_port_, clock, logger_));
     handler_.set_network_stats([this] { return listener_->stats(); });
     return Status::Ok();
   }
+
+  // After Listen: the page counts the main listener's connections.
+  Status ListenMetrics(const ServerOptions& options) {
+    if (options.metrics_address.empty()) return Status::Ok();
+    SKIFF_ASSIGN_OR_RETURN(metrics_listener_, internal::MetricsListener::Start(
+                                                  options.metrics_address,
+                                                  [this] { return Page().value_or(""); }, logger_));
+    // Port 0 picks one: say which.
+    Logf(logger_, LogLevel::kInfo, "metrics", "serving GET /metrics on port %u",
+         static_cast<unsigned>(metrics_listener_->port()));
+    return Status::Ok();
+  }
+
+  // The /metrics page, wherever it is served.
+  std::optional<std::string> Page() {
+    std::optional<std::string> page = entry_.MetricsPage();
+    if (page) {
+      const internal::StoreErrors errors = counted_->errors();
+      internal::AppendStoreErrors(*page, errors.reads, errors.writes);
+    }
+    return page;
+  }
+
+  uint16_t metrics_port() const { return metrics_listener_ ? metrics_listener_->port() : 0; }
 
   uint16_t port() const { return listener_->port(); }
 
@@ -187,6 +256,7 @@ class Server::Impl {
     MutexLock lock(&stop_mu_);
     if (stopped_) return stop_status_;
     stopped_ = true;
+    if (metrics_listener_) metrics_listener_->Stop();
     listener_->StopAccepting();
     // Give the partitions back first, so the others take over while this
     // one finishes (Ownership::Stop drains the writes admitted so far).
@@ -216,21 +286,26 @@ class Server::Impl {
   static constexpr size_t kStoreWorkers = 2;
 
   const ServerOptions options_;
+  // Before everything that calls the store, so it is destroyed after them.
+  const std::unique_ptr<internal::CountedStore> counted_;
   const std::unique_ptr<Logger> own_logger_;  // when options.logger is null
   Logger& logger_;
   // Cluster mode only (null otherwise); the links before the ownership,
   // whose thread updates them, and the ownership before the documents,
   // which take it at construction.
   const std::unique_ptr<cluster::PeerLinks> links_;
+  std::string cluster_address_;  // host:port peers reach this instance at
   const std::unique_ptr<cluster::Ownership> ownership_;
   internal::Documents documents_;
   std::unique_ptr<sync::SyncEngine> sync_;
   internal::StoreWorkers workers_;
   internal::RequestHandler handler_;
   const std::unique_ptr<cluster::Router> router_;
-  internal::ListenerHandler& entry_;                    // the router, or the handler alone
-  std::unique_ptr<internal::ListenerHandler> wrapped_;  // around entry_ (Start's wrap)
+  internal::ListenerHandler& entry_;                      // the router, or the handler alone
+  std::unique_ptr<internal::ListenerHandler> wrapped_;    // around entry_ (Start's wrap)
+  std::unique_ptr<internal::ListenerHandler> main_port_;  // around wrapped_ or entry_
   std::unique_ptr<internal::Listener> listener_;
+  std::unique_ptr<internal::MetricsListener> metrics_listener_;  // --metrics-address only
   Mutex stop_mu_;
   bool stopped_ SKIFF_GUARDED_BY(stop_mu_) = false;
   Status stop_status_ SKIFF_GUARDED_BY(stop_mu_);
@@ -247,6 +322,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, stor
   std::unique_ptr<Logger> own_logger;
   if (options.logger == nullptr) own_logger = std::make_unique<StderrLogger>("skiffd");
   Logger& logger = options.logger != nullptr ? *options.logger : *own_logger;
+  // Every store call of the server goes through it, so /metrics counts the
+  // store's errors in one place.
+  auto counted = std::make_unique<internal::CountedStore>(store);
   sync::SyncOptions sync_options;
   sync_options.logger = &logger;
   std::unique_ptr<sync::SyncLog> sync_log;  // null: a LocalSyncLog, one server alone
@@ -255,15 +333,17 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, stor
     sync::ClusterSyncLogOptions cluster_log;
     cluster_log.store_url = options.store_url;
     cluster_log.logger = &logger;
-    SKIFF_ASSIGN_OR_RETURN(sync_log, sync::ClusterSyncLog::Open(store, std::move(cluster_log)));
+    SKIFF_ASSIGN_OR_RETURN(sync_log, sync::ClusterSyncLog::Open(*counted, std::move(cluster_log)));
   }
-  SKIFF_ASSIGN_OR_RETURN(std::unique_ptr<sync::SyncEngine> sync,
-                         sync::SyncEngine::Start(store, clock, sync_options, std::move(sync_log)));
-  auto impl =
-      std::make_unique<Impl>(options, store, clock, std::move(own_logger), logger, std::move(sync));
+  SKIFF_ASSIGN_OR_RETURN(
+      std::unique_ptr<sync::SyncEngine> sync,
+      sync::SyncEngine::Start(*counted, clock, sync_options, std::move(sync_log)));
+  auto impl = std::make_unique<Impl>(options, std::move(counted), clock, std::move(own_logger),
+                                     logger, std::move(sync));
   SKIFF_RETURN_IF_ERROR(impl->LoadGeoIndexes());
   SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock, wrap));
   if (options.cluster) SKIFF_RETURN_IF_ERROR(impl->StartCluster(options));
+  SKIFF_RETURN_IF_ERROR(impl->ListenMetrics(options));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/logger.h"
+#include "server/auth/token_verifier.h"
 
 namespace skiff::server {
 
@@ -55,6 +57,19 @@ struct ServerOptions {
   size_t max_connections = 0;
   // The same per client address (0 = no limit of its own).
   size_t max_connections_per_address = 0;
+  // Requests per second of one logged-in user over all its connections, on
+  // average, with bursts of `user_burst` (a token bucket); more get
+  // rate_limited. 0 = no limit.
+  double user_rate = 0;
+  size_t user_burst = 0;  // 0 = one second's worth of user_rate
+  // Logged-in connections of one user at once; one more login gets
+  // rate_limited. 0 = no limit.
+  size_t max_connections_per_user = 0;
+  // Failed logins from one address within `failed_login_window` before its
+  // logins are refused (rate_limited, the secret not checked) for a window,
+  // doubled with each block in a row. 0 = no limit.
+  size_t max_failed_logins = 0;
+  std::chrono::milliseconds failed_login_window{std::chrono::minutes(1)};
   // An opening handshake must complete within this time (and 8 KiB).
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
   // A frame must complete this long after its first byte arrived.
@@ -82,6 +97,10 @@ struct ServerOptions {
   // At a graceful stop, how long a failing store is retried before the
   // writes it has not taken are given up (and named in Stop's error).
   std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
+  // HOST:PORT of a plain-HTTP listener of its own serving only GET /metrics
+  // (port 0 picks a free one); the main port then answers /metrics with
+  // 404. Empty = /metrics on the main port.
+  std::string metrics_address;
   // Where the server reports what an operator should hear about (failed
   // sync commits, connection limits, a lost cluster link); it must outlive
   // the server. Null writes the same lines to stderr ("skiffd: <level>:").
@@ -98,6 +117,13 @@ struct ServerOptions {
   // What instances log in to each other with; the same on every instance.
   std::string cluster_secret;
   std::chrono::milliseconds cluster_lease{3000};
+
+  // Token sign-in (docs/deploy.md, "Token sign-in"): what skiffd's
+  // --token-* settings say, and the verifier it builds from them at start
+  // (auth::LoadTokenVerifier, which reads the key files). A login with a
+  // token is checked by `token_verifier` alone; null = no token logins.
+  auth::TokenSettings token;
+  std::shared_ptr<const auth::TokenVerifier> token_verifier;
 };
 
 }  // namespace skiff::server

@@ -209,6 +209,85 @@ TEST_F(ClusterTest, WriteThroughOneIsReadThroughTheOthersAtOnce) {
   EXPECT_GE(owners.size(), 2u) << "the keys should fall in partitions of several instances";
 }
 
+// The keys of a near's answer, in order; empty when it failed.
+std::vector<std::string> NearKeys(client::Client& c, double lat, int limit, bool values = false) {
+  client::Reply r = c.CallSync({{"op", "near"},
+                                {"table", "places"},
+                                {"lat", lat},
+                                {"lon", 0.0},
+                                {"limit", limit},
+                                {"values", values}});
+  EXPECT_OK(r);
+  std::vector<std::string> keys;
+  if (!r.ok()) return keys;
+  for (const auto& item : r->at("items")) {
+    keys.push_back(item.at("key"));
+    if (values) {
+      // The document read with it is the key's own.
+      EXPECT_EQ(item.at("value").at("name"), item.at("key"));
+    }
+  }
+  return keys;
+}
+
+// p<from>, ..., p<from + n - 1>: the expected answers, nearest first.
+std::vector<std::string> Places(int from, int n) {
+  std::vector<std::string> keys;
+  for (int i = from; i < from + n; ++i) keys.push_back("p" + std::to_string(i));
+  return keys;
+}
+
+doc::Value Place(int i, double lat) {
+  return {{"name", "p" + std::to_string(i)}, {"lat", lat}, {"lon", 0.0}};
+}
+
+// Each instance's geo index follows the writes of the partitions it
+// serves; a near through any instance asks every owner for its share.
+// Points along a meridian, p<i> about 111 m * i north of (0, 0), so the
+// exact answer is known. After the owner of a third of them is killed, the
+// survivors read those partitions' positions again from the store: the
+// answer stays exact, moves made through the dead instance included.
+TEST_F(ClusterTest, NearThroughAnyInstanceIsExactAcrossMovesAndATakeover) {
+  if (!fixture_) return;
+  ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "geo", "add", "places", "--lat",
+                                 "lat", "--lon", "lon"}),
+            0);
+  StartInstances(3);
+  auto a = Connect(instances_[0]->port(), 1);
+  auto b = Connect(instances_[1]->port(), 1);
+  auto c = Connect(instances_[2]->port(), 1);
+  constexpr int kPoints = 300;
+  for (int i = 0; i < kPoints; ++i) {
+    ASSERT_OK(b->Set("places", "p" + std::to_string(i), Place(i, 0.001 * i)));
+  }
+  std::set<uint16_t> owners;
+  for (int i = 0; i < kPoints; ++i) owners.insert(OwnerPort("places", "p" + std::to_string(i)));
+  ASSERT_EQ(owners.size(), 3u) << "the points should fall in every instance's partitions";
+  for (auto* through : {a.get(), b.get(), c.get()}) {
+    EXPECT_EQ(NearKeys(*through, 0, 40), Places(0, 40));
+    EXPECT_EQ(NearKeys(*through, 0, 25, /*values=*/true), Places(0, 25));
+  }
+  // Moves through the instance about to die: p0..p49 go far north, each
+  // written by its owner, whoever that is.
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_OK(a->Set("places", "p" + std::to_string(i), Place(i, 60 + 0.001 * i)));
+  }
+  EXPECT_EQ(NearKeys(*c, 0, 40), Places(50, 40));
+  EXPECT_EQ(NearKeys(*b, 60, 10), Places(0, 10));
+  instances_[0]->Kill();
+  WaitBalanced();
+  for (auto* through : {b.get(), c.get()}) {
+    EXPECT_EQ(NearKeys(*through, 0, 40), Places(50, 40));
+    EXPECT_EQ(NearKeys(*through, 60, 50, /*values=*/true), Places(0, 50));
+    EXPECT_EQ(NearKeys(*through, 0, kPoints).size(), size_t{kPoints});
+  }
+  // A refusal reads as it would on one instance.
+  client::Reply bad =
+      c->CallSync({{"op", "near"}, {"table", "places"}, {"lat", 91.0}, {"lon", 0.0}, {"limit", 5}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kBadRequest) << bad.status().ToString();
+}
+
 // kill -9 of the owner of a hot key while adds go through the other
 // instance: acknowledged <= final <= acknowledged + unanswered, and the key
 // is served again.

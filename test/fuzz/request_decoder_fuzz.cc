@@ -136,6 +136,8 @@ bool AtDefault(const Request& r, Slot slot) {
       return r.user.empty();
     case Slot::kSecret:
       return r.secret.empty();
+    case Slot::kToken:
+      return r.token.empty();
     case Slot::kTable:
       return r.table.empty();
     case Slot::kKey:

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -383,6 +385,63 @@ TEST_F(GeoIndexTest, ResetEqualsUpsertsAndKeepsTheLastOfADuplicate) {
   bad[7].lon = 200;
   EXPECT_STATUS(index_.Reset(bad), kBadRequest);
   EXPECT_EQ(index_.size(), 2500u);
+  ExpectOracle(At(1, 1, 50));
+}
+
+// A filtered query is exact among the keys the filter keeps, as if the
+// others were not in the index (cluster mode's share of a near): checked
+// against the oracle over only those points, sparse and dense filters.
+TEST_F(GeoIndexTest, FilteredQueriesMatchBruteForceOverTheKeptKeys) {
+  Generator gen(9);
+  for (int i = 0; i < 3000; ++i) Put(gen.Key(), gen.Mixed());
+  for (const size_t one_in : {size_t(2), size_t(3), size_t(50)}) {
+    const KeyFilter keep = [one_in](std::string_view key) {
+      return std::hash<std::string_view>{}(key) % one_in == 0;
+    };
+    Points kept;
+    for (const auto& [key, p] : points_) {
+      if (keep(key)) kept[key] = p;
+    }
+    for (int i = 0; i < 6; ++i) {
+      const Point centre = gen.Mixed();
+      for (size_t limit : {size_t(1), size_t(16), size_t(100), kept.size() + 1}) {
+        GeoQuery q = At(centre.lat, centre.lon, std::min(limit, kMaxLimit));
+        if (i % 2 == 1) q.radius_m = std::exp(gen.Uniform(std::log(1e5), std::log(2e7)));
+        std::vector<GeoHit> got;
+        ASSERT_OK(index_.Nearest(q, &got, &keep));
+        EXPECT_TRUE(SameAnswer(got, BruteForce(kept, q)))
+            << "one in " << one_in << " limit " << limit;
+      }
+    }
+  }
+}
+
+// ReplaceWhere swaps the subset a filter names for what its source holds
+// now, leaving every other point as it was.
+TEST_F(GeoIndexTest, ReplaceWhereReplacesOnlyTheNamedSubset) {
+  Generator gen(10);
+  for (int i = 0; i < 2000; ++i) Put("a" + std::to_string(i), gen.Mixed());
+  for (int i = 0; i < 2000; ++i) Put("b" + std::to_string(i), gen.Mixed());
+  const KeyFilter is_b = [](std::string_view key) { return key.starts_with("b"); };
+  // The source holds half the b points, moved, and one b point new.
+  std::vector<GeoEntry> fresh;
+  for (int i = 0; i < 2000; i += 2) {
+    const Point p = gen.Mixed();
+    fresh.push_back({"b" + std::to_string(i), p.lat, p.lon});
+  }
+  fresh.push_back({"b-new", 1, 2});
+  ASSERT_OK(index_.ReplaceWhere(is_b, fresh));
+  std::erase_if(points_, [&](const auto& entry) { return is_b(entry.first); });
+  for (const GeoEntry& e : fresh) points_[e.key] = {e.lat, e.lon};
+  EXPECT_EQ(index_.size(), points_.size());
+  EXPECT_FALSE(index_.Find("b1").has_value());
+  EXPECT_EQ(index_.Find("b-new")->lon, 2);
+  for (int i = 0; i < 4; ++i) ExpectOracleAround(gen.Mixed(), gen);
+  // An invalid entry changes nothing.
+  std::vector<GeoEntry> bad = fresh;
+  bad.back().lat = 91;
+  EXPECT_STATUS(index_.ReplaceWhere(is_b, bad), kBadRequest);
+  EXPECT_EQ(index_.size(), points_.size());
   ExpectOracle(At(1, 1, 50));
 }
 

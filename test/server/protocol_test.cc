@@ -93,7 +93,7 @@ TEST(ProtocolTest, RejectsBadFields) {
        StatusCode::kBadRequest},
       {R"({"id":1,"op":"all","table":"t","limit":-3})", StatusCode::kBadRequest},
       {R"({"id":1,"op":"all","table":"t","after":5})", StatusCode::kBadRequest},
-      {R"({"id":1,"op":"login","user":"u"})", StatusCode::kBadRequest},
+      {R"({"id":1,"op":"login","user":"u","secret":7})", StatusCode::kBadRequest},
       {R"({"id":1,"op":"echo"})", StatusCode::kBadRequest},
   };
   for (const Case& c : cases) {

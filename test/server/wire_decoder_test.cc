@@ -22,6 +22,7 @@ std::string GoodValue(Op op, const std::string& name) {
   static const std::map<std::string, std::string> kCommon = {
       {"user", R"("u")"},
       {"secret", R"("s")"},
+      {"token", R"("a.b.c")"},
       {"table", R"("t")"},
       {"key", R"("k")"},
       {"data", R"([1,{"a":null}])"},

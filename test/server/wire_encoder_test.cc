@@ -122,6 +122,50 @@ TEST(WireEncoderTest, Near) {
   EXPECT_EQ(EncodeNearReply(4, {}, nullptr, false), R"({"id":4,"ok":true,"items":[]})");
 }
 
+// A cluster peer's share of a near comes back in the columns form and is
+// read back exactly: distances to the micrometre, keys unescaped, documents
+// as written.
+TEST(WireEncoderTest, NearColumnsReadBackWhatWasWritten) {
+  std::vector<geo::GeoHit> hits = {{"a", 0}, {"b\"\\", 1'111'951'247}, {"c", 7}};
+  NearValues values;
+  values.text = R"({"n":1.50}[1, 2]"s")";
+  values.ends = {10, 16, 19};
+  for (const bool with_values : {false, true}) {
+    const std::string reply = EncodeNearReply(9, hits, with_values ? &values : nullptr, true);
+    std::vector<geo::GeoHit> got;
+    NearValues docs;
+    ASSERT_TRUE(DecodeNearColumns(reply, &got, with_values ? &docs : nullptr)) << reply;
+    ASSERT_EQ(got.size(), hits.size());
+    for (size_t i = 0; i < hits.size(); ++i) {
+      EXPECT_EQ(got[i].key, hits[i].key);
+      EXPECT_EQ(got[i].dist_um, hits[i].dist_um);
+      if (with_values) {
+        EXPECT_EQ(docs.at(i), values.at(i));
+      }
+    }
+  }
+  std::vector<geo::GeoHit> got;
+  NearValues docs;
+  EXPECT_TRUE(DecodeNearColumns(EncodeNearReply(1, {}, nullptr, true), &got, nullptr));
+  EXPECT_TRUE(got.empty());
+  // Not a share's answer: nothing appended.
+  for (const char* bad : {
+           R"({"id":1,"ok":false,"error":{"code":"moved","message":"m"}})",
+           R"({"id":1,"ok":true,"keys":["a"],"dist_m":[]})",
+           R"({"id":1,"ok":true,"keys":["a"],"dist_m":[1.1234567]})",
+           R"({"id":1,"ok":true,"keys":["a"],"dist_m":[-1]})",
+           R"({"id":1,"ok":true,"keys":[1],"dist_m":[1]})",
+           R"({"id":1,"ok":true,"items":[]})",
+           R"({"id":1,"ok":true,"keys":["a"],"dist_m":[1]} trailing)",
+           "not json",
+       }) {
+    EXPECT_FALSE(DecodeNearColumns(bad, &got, nullptr)) << bad;
+    EXPECT_TRUE(got.empty()) << bad;
+  }
+  // Values asked for and missing.
+  EXPECT_FALSE(DecodeNearColumns(R"({"id":1,"ok":true,"keys":["a"],"dist_m":[1]})", &got, &docs));
+}
+
 TEST(WireEncoderTest, Stats) {
   StatsFigures f;
   f.tiers.hot = {1, 2};

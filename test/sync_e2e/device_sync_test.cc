@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "client/device.h"
+#include "client/lmdb_storage.h"
 #include "client/memory_storage.h"
 #include "client/sqlite_storage.h"
 
@@ -299,6 +300,11 @@ TEST_P(StoragePersistence, RowsOutboxAndCursorSurviveReopen) {
   client::MemoryStorage memory;
   auto open_storage = [&]() -> std::unique_ptr<client::DeviceStorage> {
     if (GetParam() == "memory") return nullptr;
+    if (GetParam() == "lmdb") {
+      auto s = client::LmdbStorage::Open(path);
+      EXPECT_OK(s);
+      return s.ok() ? std::move(*s) : nullptr;
+    }
     auto s = client::SqliteStorage::Open(path);
     EXPECT_OK(s);
     return s.ok() ? std::move(*s) : nullptr;
@@ -323,6 +329,10 @@ TEST_P(StoragePersistence, RowsOutboxAndCursorSurviveReopen) {
   if (GetParam() == "sqlite") {
     EXPECT_EQ(storage.statements() - before, 3u);
   }
+  if (GetParam() == "lmdb") {
+    // One cursor step per key: the meta, 4 outbox entries, 3 rows, the end.
+    EXPECT_EQ(storage.statements() - before, 9u);
+  }
   EXPECT_FALSE(device->Get({"g", "t", "a"}).has_value());
   EXPECT_EQ(device->Get({"g", "t", "b"}), "\"two\"");
   EXPECT_EQ(device->Get({"g", "u", "c"}), "3");
@@ -344,7 +354,8 @@ TEST_P(StoragePersistence, RowsOutboxAndCursorSurviveReopen) {
   std::filesystem::remove_all(dir, ec);
 }
 
-INSTANTIATE_TEST_SUITE_P(Storages, StoragePersistence, ::testing::Values("memory", "sqlite"));
+INSTANTIATE_TEST_SUITE_P(Storages, StoragePersistence,
+                         ::testing::Values("memory", "sqlite", "lmdb"));
 
 }  // namespace
 }  // namespace skiff::testing

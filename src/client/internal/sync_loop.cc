@@ -84,8 +84,8 @@ Status SyncLoop::WaitUntilSynced(std::chrono::milliseconds timeout) {
   const uint64_t target = rounds_started_ + 1;
   poked_ = true;
   cv_.SignalAll();
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (synced_round_ < target && !stopping_ && cv_.WaitUntil(mu_, deadline)) {
+  const auto deadline = clock_.Now() + timeout;
+  while (synced_round_ < target && !stopping_ && clock_.WaitUntil(cv_, mu_, deadline)) {
   }
   if (synced_round_ >= target) return Status::Ok();
   return Unavailable("not synced within " + std::to_string(timeout.count()) +
@@ -95,8 +95,8 @@ Status SyncLoop::WaitUntilSynced(std::chrono::milliseconds timeout) {
 Status SyncLoop::WaitUntilUpToDate(std::chrono::milliseconds timeout) {
   MutexLock lock(&mu_);
   if (!options_.sync) return BadRequest("this device was opened without sync");
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (synced_round_ < 1 && !stopping_ && cv_.WaitUntil(mu_, deadline)) {
+  const auto deadline = clock_.Now() + timeout;
+  while (synced_round_ < 1 && !stopping_ && clock_.WaitUntil(cv_, mu_, deadline)) {
   }
   if (synced_round_ >= 1) return Status::Ok();
   return Unavailable("not up to date within " + std::to_string(timeout.count()) +
@@ -135,8 +135,8 @@ void SyncLoop::Loop() {
       }
       if (lost) DropClient();
       MutexLock lock(&mu_);
-      const auto deadline = std::chrono::steady_clock::now() + backoff;
-      while (!stopping_ && cv_.WaitUntil(mu_, deadline)) {
+      const auto deadline = clock_.Now() + backoff;
+      while (!stopping_ && clock_.WaitUntil(cv_, mu_, deadline)) {
       }
       backoff = std::min(backoff * 2, options_.backoff_max);
     }

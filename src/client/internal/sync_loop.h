@@ -18,6 +18,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
 #include "client/client.h"
@@ -29,7 +30,10 @@ namespace skiff::client::internal {
 
 class SyncLoop {
  public:
-  SyncLoop(const DeviceOptions& options, Replica& replica) : options_(options), replica_(replica) {}
+  SyncLoop(const DeviceOptions& options, Replica& replica)
+      : options_(options),
+        clock_(options.clock != nullptr ? *options.clock : system_clock_),
+        replica_(replica) {}
   ~SyncLoop() { Close(); }
   SyncLoop(const SyncLoop&) = delete;
   SyncLoop& operator=(const SyncLoop&) = delete;
@@ -74,6 +78,8 @@ class SyncLoop {
   void CountRequest(uint64_t DeviceCounters::*op);
 
   const DeviceOptions options_;
+  SystemClock system_clock_;  // the clock unless the options name one
+  const Clock& clock_;        // the back-off's and the waits' time
   Replica& replica_;
 
   mutable Mutex mu_;

@@ -131,10 +131,11 @@ std::vector<GeoEntry> PointIndex::Entries() const {
   return out;
 }
 
-void PointIndex::Nearest(const SearchRegion& region, size_t limit, std::vector<GeoHit>* out) const {
+void PointIndex::Nearest(const SearchRegion& region, size_t limit, std::vector<GeoHit>* out,
+                         const KeyFilter* keep) const {
   out->clear();
   if (table_.size() == 0) return;
-  std::vector<Candidate> found = Collect(region, limit);
+  std::vector<Candidate> found = Collect(region, limit, keep);
   SelectNearest(found, limit);
   // Slots placed since the last pack are in insertion order, not in
   // space, so each answer's slot may be a cache miss of its own, and
@@ -231,12 +232,15 @@ uint32_t PointIndex::NewSlot(std::string_view key, double lat, double lon) {
 // radius covers the whole region): the answer is then the nearest `limit`
 // of these, ties at the micrometre included. A pilot k-nearest search
 // guesses the radius; a guess that holds too few points is widened.
-std::vector<PointIndex::Candidate> PointIndex::Collect(const SearchRegion& region,
-                                                       size_t limit) const {
+std::vector<PointIndex::Candidate> PointIndex::Collect(const SearchRegion& region, size_t limit,
+                                                       const KeyFilter* keep) const {
   const Vec3& centre = region.centre();
   const double reach2 = region.reach2();
+  // A filtered-out point is as if absent: the pilot's radius and the
+  // settled count below see only the points the caller may be answered.
+  auto kept = [&](const Value& v) { return keep == nullptr || (*keep)(slots_[v.second].key); };
   auto in_region = [&](const Value& v) {
-    return region.Contains(v.first, Chord2(v.first, centre));
+    return region.Contains(v.first, Chord2(v.first, centre)) && kept(v);
   };
   double r2 = reach2;
   const size_t k = std::min(limit, kPilot);
@@ -273,17 +277,17 @@ std::vector<PointIndex::Candidate> PointIndex::Collect(const SearchRegion& regio
     // `limit` of those are found, the answer is among them and exact.
     const int64_t edge_um = ChordToMicrometres(bound);
     size_t settled = 0;
-    auto keep = [&](const Value& v) {
+    auto take = [&](const Value& v) {
       const double d2 = Chord2(v.first, centre);
-      if (d2 <= bound && region.Contains(v.first, d2)) {
+      if (d2 <= bound && region.Contains(v.first, d2) && kept(v)) {
         const int64_t um = ChordToMicrometres(d2);
         settled += um < edge_um ? 1 : 0;
         found.push_back({um, v.second});
       }
     };
-    packed_.query(bgi::intersects(box), boost::make_function_output_iterator(keep));
+    packed_.query(bgi::intersects(box), boost::make_function_output_iterator(take));
     if (!grown_.empty()) {
-      grown_.query(bgi::intersects(box), boost::make_function_output_iterator(keep));
+      grown_.query(bgi::intersects(box), boost::make_function_output_iterator(take));
     }
     // Done when enough were found, or nothing farther can be in the region
     // (a squared chord of 4 spans the sphere).

@@ -52,7 +52,9 @@ class PointIndex {
 
   // The `limit` nearest points of `region`, in answer order, into `*out`
   // (replacing its contents).
-  void Nearest(const SearchRegion& region, size_t limit, std::vector<GeoHit>* out) const;
+  // With `keep`, only keys it accepts are candidates.
+  void Nearest(const SearchRegion& region, size_t limit, std::vector<GeoHit>* out,
+               const KeyFilter* keep = nullptr) const;
 
   std::optional<GeoPosition> Find(std::string_view key) const;
 
@@ -106,7 +108,8 @@ class PointIndex {
   // Takes `id`'s point out of whichever tree holds it.
   void RemoveFromTree(uint32_t id);
   uint32_t NewSlot(std::string_view key, double lat, double lon);
-  std::vector<Candidate> Collect(const SearchRegion& region, size_t limit) const;
+  std::vector<Candidate> Collect(const SearchRegion& region, size_t limit,
+                                 const KeyFilter* keep) const;
   void SelectNearest(std::vector<Candidate>& found, size_t limit) const;
 
   mutable AllocationCount count_;  // declared first: the containers below count into it

@@ -53,6 +53,35 @@ std::optional<Lease> Ownership::LeaseOf(uint32_t partition) const {
   return r.lease;
 }
 
+std::optional<std::vector<std::pair<uint64_t, PartitionSet>>> Ownership::Shares() const {
+  const uint64_t me = id();
+  const int64_t now = Now();
+  std::vector<std::pair<uint64_t, PartitionSet>> shares;
+  size_t last = 0;
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    const uint64_t owner = owner_[p].load(std::memory_order_acquire);
+    if (owner == 0 || (owner == me && deadline_[p].load() <= now)) return std::nullopt;
+    if (last >= shares.size() || shares[last].first != owner) {
+      last = 0;
+      while (last < shares.size() && shares[last].first != owner) ++last;
+      if (last == shares.size()) shares.emplace_back(owner, PartitionSet());
+    }
+    shares[last].second.set(p);
+  }
+  return shares;
+}
+
+bool Ownership::ServesAll(const PartitionSet& set) const {
+  const uint64_t me = id();
+  const int64_t now = Now();
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    if (set[p] && (owner_[p].load(std::memory_order_acquire) != me || deadline_[p].load() <= now)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 size_t Ownership::served() const {
   size_t n = 0;
   for (uint32_t p = 0; p < kPartitions; ++p) n += LeaseOf(p).has_value();
@@ -172,6 +201,15 @@ Status Ownership::Tick() {
   }
   for (uint32_t p : gained) forget.push_back(p);
   if (!forget.empty() && hooks_.forget) hooks_.forget(forget);
+  if (!gained.empty() && hooks_.load) {
+    if (Status s = hooks_.load(gained); !s.ok()) {
+      for (uint32_t p : gained) mine.erase(p);
+      // Claimed but never served: back to whoever comes next (this
+      // instance included, at a later tick).
+      SKIFF_RETURN_IF_ERROR(leases_->Release(gained));
+      return Status(s.code(), "cluster: partitions taken over could not be loaded: " + s.message());
+    }
+  }
   for (const auto& [p, owner] : others) {
     if (mine.count(p)) continue;
     deadline_[p].store(0);

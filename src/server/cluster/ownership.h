@@ -37,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -75,6 +76,10 @@ class Ownership {
     // their documents must go (another instance may write them meanwhile).
     // Runs before the gained partitions are served.
     std::function<void(const std::vector<uint32_t>& partitions)> forget;
+    // Partitions this instance is about to serve, after `forget`: what it
+    // keeps of them beyond cached copies is read again from the store. An
+    // error gives them back unserved (the tick fails).
+    std::function<Status(const std::vector<uint32_t>& partitions)> load;
     // Blocks until every write admitted so far is in the store or failed.
     std::function<void()> drain;
     // The live instances other than this one, by id, with their addresses.
@@ -97,6 +102,12 @@ class Ownership {
   std::optional<Lease> LeaseOf(uint32_t partition) const;
   // Partitions served here now.
   size_t served() const;
+  // Who serves each partition now, by owner (this instance under its own
+  // id), few owners first to last; nullopt while some partition has none.
+  // One look at the clock for the whole table.
+  std::optional<std::vector<std::pair<uint64_t, PartitionSet>>> Shares() const;
+  // Whether every partition of `set` is served here now.
+  bool ServesAll(const PartitionSet& set) const;
   uint64_t id() const { return id_.load(std::memory_order_acquire); }
 
   // Stops serving, drains, gives every partition back and unregisters, so

@@ -7,8 +7,10 @@
 
 #include <sodium.h>
 
+#include "server/cluster/near_gather.h"
 #include "server/cluster/partition.h"
 #include "server/cluster/relay_frame.h"
+#include "server/internal/wire/near_reply.h"
 #include "server/internal/wire/replies.h"
 #include "server/permissions.h"
 
@@ -66,7 +68,8 @@ void Router::OnClose(const std::shared_ptr<Connection>& conn) {
 }
 
 void Router::AddStats(internal::StatsFigures& figures) const {
-  figures.cluster = internal::ClusterStats{ownership_.id(), ownership_.served()};
+  figures.cluster = internal::ClusterStats{ownership_.id(), ownership_.served(),
+                                           relayed_.load(std::memory_order_relaxed)};
 }
 
 Router::ConnState& Router::StateOf(const Connection& conn) {
@@ -87,7 +90,12 @@ void Router::Dispatch(const std::shared_ptr<Connection>& conn, std::string_view 
   if (r.op == Op::kLogin && r.user == kClusterUser && !conn->user) return PeerLogin(conn, r);
   ConnState* state = FindState(*conn);
   const bool peer = state != nullptr && state->peer;
-  if (r.op == Op::kNear) return Near(conn, r);
+  if (r.op == Op::kNear) {
+    Result<internal::RequestHandler::Granted> granted = handler_.CheckAccess(*conn, r);
+    if (!granted.ok()) return conn->Send(internal::EncodeError(r.id, granted.status()));
+    if (peer) return NearShare(conn, r, payload, *granted);
+    return Near(conn, r, payload, first_try_ns, *granted);
+  }
   if (!IsKeyOp(r.op)) return RunHere(conn, r, payload, peer, first_try_ns);
   // Access is checked where the request arrives, for the real user: the
   // owner sees only the link's. A request run here takes the verdict
@@ -143,11 +151,83 @@ void Router::RunHere(const std::shared_ptr<Connection>& conn, Request& r, std::s
   Hold(conn, r.id, payload, first_try_ns);
 }
 
-void Router::Near(const std::shared_ptr<Connection>& conn, const Request& r) {
-  Status s = handler_.CheckAccess(*conn, r).status();
-  // Each instance's index follows only the writes it serves.
-  if (s.ok()) s = BadRequest("near is not available in cluster mode yet (docs/cluster.md)");
-  conn->Send(internal::EncodeError(r.id, s));
+void Router::Near(const std::shared_ptr<Connection>& conn, Request& r, std::string_view payload,
+                  int64_t first_try_ns, internal::RequestHandler::Granted granted) {
+  // Who answers for what, as this instance sees it now.
+  const auto shares = ownership_.Shares();
+  if (!shares) return Hold(conn, r.id, payload, first_try_ns);
+  if (shares->size() == 1 && shares->front().first == ownership_.id()) {
+    // Every partition is served here: the index holds them all.
+    const Status s = handler_.Run(conn, r, granted);
+    if (!s.ok()) conn->Send(internal::EncodeError(r.id, s));
+    return;
+  }
+  auto gather = std::make_shared<NearGather>(shares->size(), r.geo.limit, r.values);
+  conn->in_flight.fetch_add(1, std::memory_order_relaxed);
+  conn->barrier.fetch_add(1, std::memory_order_acq_rel);
+  auto finish = [this, conn, gather, id = r.id, values = r.values, columns = r.columns,
+                 text = std::string(payload), first_try_ns] {
+    conn->in_flight.fetch_sub(1, std::memory_order_relaxed);
+    switch (gather->verdict()) {
+      case NearGather::Verdict::kAgain:
+        // An owner changed under the query: all of it again, shortly.
+        Hold(conn, id, text, first_try_ns);
+        break;
+      case NearGather::Verdict::kRefused: {
+        std::optional<std::string> out = WithId(gather->refusal(), id);
+        conn->Send(out ? std::move(*out)
+                       : internal::EncodeError(id, Internal("unreadable reply from a peer")));
+        break;
+      }
+      case NearGather::Verdict::kAnswered: {
+        std::vector<geo::GeoHit> hits;
+        internal::NearValues docs;
+        gather->Merged(&hits, &docs);
+        conn->Send(internal::EncodeNearReply(id, hits, values ? &docs : nullptr, columns));
+        break;
+      }
+    }
+    conn->ReleaseBarrier();
+  };
+  for (const auto& [owner, set] : *shares) {
+    // This instance's own share goes over its link to itself, so that every
+    // share is answered, and merged, alike.
+    const std::optional<std::string> share = NearShareRequest(payload, set);
+    PeerLinks::SendResult sent = PeerLinks::SendResult::kUnreadable;
+    if (share) {
+      sent =
+          links_.Send(owner, *share,
+                      [conn, gather, finish](PeerLinks::Outcome outcome, std::string_view reply) {
+                        if (gather->Add(outcome, reply)) conn->Post(finish);
+                      });
+    }
+    if (sent != PeerLinks::SendResult::kSent && gather->Add(PeerLinks::Outcome::kNotSent, {})) {
+      conn->Post(finish);
+    }
+  }
+}
+
+void Router::NearShare(const std::shared_ptr<Connection>& conn, Request& r,
+                       std::string_view payload, internal::RequestHandler::Granted granted) {
+  const std::string_view named = MemberText(payload, "partitions");
+  std::optional<PartitionSet> set;
+  if (named.size() >= 2 && named.front() == '"' && named.back() == '"') {
+    set = ParsePartitionSet(named.substr(1, named.size() - 2));
+  }
+  if (!set) {
+    return conn->Send(internal::EncodeError(
+        r.id, BadRequest("a peer's near names the partitions it asks for, in hex")));
+  }
+  if (!ownership_.ServesAll(*set)) {
+    return conn->Send(internal::EncodeError(
+        r.id, Moved("this instance does not serve every partition the near names")));
+  }
+  const geo::KeyFilter keep = [&](std::string_view key) {
+    return (*set)[PartitionOf(r.table, key)];
+  };
+  r.near_keys = &keep;
+  const Status s = handler_.Run(conn, r, granted, /*send_moved=*/true);
+  if (!s.ok()) conn->Send(internal::EncodeError(r.id, s));
 }
 
 void Router::Hold(const std::shared_ptr<Connection>& conn, uint64_t id, std::string_view payload,
@@ -180,6 +260,7 @@ void Router::Settle(const Connection& conn, uint32_t partition) {
 void Router::Relay(const std::shared_ptr<Connection>& conn, const Request& r,
                    std::string_view payload, uint32_t partition, uint64_t owner,
                    int64_t first_try_ns) {
+  relayed_.fetch_add(1, std::memory_order_relaxed);
   // A write-only user gets add without value and delete without found, as
   // on the owner itself; the owner sees the link's user.
   const bool strip = !conn->permissions.CanRead(r.table);

@@ -6,7 +6,8 @@
 // one whose partition has no owner right now is held and routed again.
 // The router also takes the peer links' login and keeps, per connection,
 // what it relayed and where, so that a client's requests on a partition
-// that moves still take effect in the order they were sent.
+// that moves still take effect in the order they were sent. A `near` goes
+// to every owner, each answering for its partitions (near_gather.h).
 //
 // Thread-safe, like any ListenerHandler: calls for one connection are
 // serial, on that connection's I/O thread, and so is everything the router
@@ -15,6 +16,7 @@
 #ifndef SKIFF_SERVER_CLUSTER_ROUTER_H_
 #define SKIFF_SERVER_CLUSTER_ROUTER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,6 +44,7 @@ class Router final : public internal::ListenerHandler {
   void OnText(const std::shared_ptr<internal::Connection>& conn, std::string_view payload) override;
   void OnBinary(const std::shared_ptr<internal::Connection>& conn) override;
   void OnClose(const std::shared_ptr<internal::Connection>& conn) override;
+  std::optional<std::string> MetricsPage() override { return handler_.MetricsPage(); }
 
   // The cluster's figures of `stats`: this instance and what it serves.
   void AddStats(internal::StatsFigures& figures) const;
@@ -71,7 +74,16 @@ class Router final : public internal::ListenerHandler {
                std::optional<internal::RequestHandler::Granted> granted = std::nullopt);
   void Relay(const std::shared_ptr<internal::Connection>& conn, const internal::Request& r,
              std::string_view payload, uint32_t partition, uint64_t owner, int64_t first_try_ns);
-  void Near(const std::shared_ptr<internal::Connection>& conn, const internal::Request& r);
+  // A client's near: asked of every owner, answers merged. The connection
+  // is not read meanwhile, so the query sees its earlier writes and none
+  // of its later ones.
+  void Near(const std::shared_ptr<internal::Connection>& conn, internal::Request& r,
+            std::string_view payload, int64_t first_try_ns,
+            internal::RequestHandler::Granted granted);
+  // A peer's near: answered for the partitions it names, or `moved` when
+  // this instance does not serve all of them.
+  void NearShare(const std::shared_ptr<internal::Connection>& conn, internal::Request& r,
+                 std::string_view payload, internal::RequestHandler::Granted granted);
   // Routes the request again shortly (a partition being handed over),
   // without reading the connection meanwhile; gives up with unavailable
   // after kRouteGiveUp from its first try. `rerouting`: the partition of a
@@ -91,7 +103,8 @@ class Router final : public internal::ListenerHandler {
   const Ownership& ownership_;
   PeerLinks& links_;
   const std::string secret_;
-  const Clock& clock_;  // when a held request gives up
+  const Clock& clock_;                // when a held request gives up
+  std::atomic<uint64_t> relayed_{0};  // requests sent to another instance, retries included
   // Node-based, so a connection's state stays put while others come and go.
   Mutex mu_;
   std::unordered_map<const internal::Connection*, ConnState> states_ SKIFF_GUARDED_BY(mu_);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -146,7 +147,9 @@ void Committer::Run() {
     // Before any Latest read of this batch (they run after the unlock).
     taken_through_.store(queued_seq_, std::memory_order_release);
     lock.Unlock();
+    const Clock::TimePoint started = clock_.Now();
     Status status = Commit(batch);
+    const Clock::TimePoint committed = clock_.Now();
     lock.Lock();
     failing_ = !status.ok();
     if (!status.ok() && durability_ == Durability::kMemory) {
@@ -181,6 +184,7 @@ void Committer::Run() {
     }
     if (status.ok()) {
       ++counters_.transactions;
+      CountCommit(batch.size(), committed - started);
     } else {
       ++counters_.failures;
     }
@@ -200,6 +204,20 @@ void Committer::Run() {
     batch.clear();
     flushed_cv_.SignalAll();
   }
+}
+
+void Committer::CountCommit(size_t writes, std::chrono::nanoseconds took) {
+  // A handful of compares per transaction, under the lock the committer
+  // holds anyway: the reader copies them in counters().
+  auto bucket = [](std::span<const double> bounds, double value) {
+    return static_cast<size_t>(std::lower_bound(bounds.begin(), bounds.end(), value) -
+                               bounds.begin());
+  };
+  ++counters_.batch_writes[bucket(kCommitBatchWritesBounds, static_cast<double>(writes))];
+  counters_.batch_writes_sum += writes;
+  const auto ns = std::max<int64_t>(0, took.count());
+  ++counters_.duration[bucket(kCommitDurationBoundsSeconds, static_cast<double>(ns) / 1e9)];
+  counters_.duration_sum_ns += static_cast<uint64_t>(ns);
 }
 
 Status Committer::Commit(std::vector<Pending>& batch) {

@@ -26,6 +26,7 @@
 #ifndef SKIFF_SERVER_INTERNAL_COMMITTER_H_
 #define SKIFF_SERVER_INTERNAL_COMMITTER_H_
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -45,10 +46,31 @@
 
 namespace skiff::server::internal {
 
+// Upper bounds of the batch-size buckets (writes per committed
+// transaction): one writer alone commits batches of 1, a busy server
+// hundreds, memory durability up to the eager flush of 4096.
+inline constexpr std::array<double, 12> kCommitBatchWritesBounds = {1,  2,   4,   8,   16,   32,
+                                                                    64, 128, 256, 512, 1024, 4096};
+// Upper bounds in seconds of the commit-time buckets: SQLite commits in
+// tens of microseconds to milliseconds, PostgreSQL in milliseconds, and a
+// statement is cancelled after 5 s.
+inline constexpr std::array<double, 15> kCommitDurationBoundsSeconds = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+    0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   10.0};
+
 struct CommitterCounters {
   uint64_t transactions = 0;  // store transactions committed
   uint64_t writes = 0;        // puts and deletes queued
   uint64_t failures = 0;      // transactions that failed
+  // Committed transactions by their writes (each write queued counts, a
+  // key's superseded ones too), each in its own bucket (not cumulative);
+  // the last entry is over the last bound.
+  std::array<uint64_t, kCommitBatchWritesBounds.size() + 1> batch_writes{};
+  uint64_t batch_writes_sum = 0;
+  // Committed transactions by the time from taking the batch off the queue
+  // to the store's commit returning, on the committer's Clock.
+  std::array<uint64_t, kCommitDurationBoundsSeconds.size() + 1> duration{};
+  uint64_t duration_sum_ns = 0;
 };
 
 // Writes queued or being written, not yet in the store.
@@ -132,6 +154,8 @@ class Committer {
   // Writes `batch` as one transaction (the last write of each key). In
   // commit mode the strings of `batch` are moved out; `done` stays.
   Status Commit(std::vector<Pending>& batch);
+  // Counts a committed transaction of `writes` that took `took`.
+  void CountCommit(size_t writes, std::chrono::nanoseconds took) SKIFF_REQUIRES(mu_);
 
   store::Store& store_;
   const Clock& clock_;

@@ -60,6 +60,10 @@ class Connection {
   Permissions permissions;
   // Sync groups read at login: the engine's Caller for this session.
   std::shared_ptr<const std::vector<std::string>> groups;
+  // A session opened with a token ends at this Unix second (the token's
+  // exp plus the leeway): its next request is refused and logs it out.
+  // 0 = a session that does not expire.
+  int64_t session_ends_at_s = 0;
   // Held sync waits (thread-safe on its own).
   HeldWaits waits;
   // The next bootstrap page, read ahead: touched by this connection's
@@ -76,6 +80,14 @@ class Connection {
   std::atomic<int> barrier{0};
   // A request counted in `barrier` is done: lowers it and reads on.
   virtual void ReleaseBarrier() { barrier.fetch_sub(1, std::memory_order_acq_rel); }
+  // The client's IP address as text ("" when not known), for the limits
+  // per address; fixed before the first request, so any thread may read it.
+  virtual std::string_view remote_address() const { return {}; }
+  // Steady-clock time (ns) at which the bytes being handled were read: a
+  // request's latency counts from there. One clock read per read serves
+  // every request in it. Written and read on the I/O thread; 0 when the
+  // connection does not keep it.
+  int64_t read_at_ns = 0;
   // Clock time of the last frame received, in nanoseconds.
   std::atomic<int64_t> last_active_ns{0};
 };

@@ -64,6 +64,14 @@ void Documents::Forget(const std::vector<uint32_t>& partitions) {
   });
 }
 
+Status Documents::LoadPartitions(const std::vector<uint32_t>& partitions) {
+  std::vector<bool> load(cluster::kPartitions, false);
+  for (uint32_t p : partitions) load[p] = true;
+  return geo_.Reload(store_, [&](std::string_view table, std::string_view key) {
+    return load[cluster::PartitionOf(table, key)];
+  });
+}
+
 std::optional<std::string> Documents::StoredText(CachedDocument& doc) {
   if (const auto* text = std::get_if<TextForm>(&doc.form)) return text->json;
   if (auto* tree = std::get_if<TreeForm>(&doc.form)) {

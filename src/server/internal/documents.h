@@ -124,6 +124,11 @@ class Documents {
   // Drops the cached copies of every document in `partitions` (ones this
   // instance starts or stops serving).
   void Forget(const std::vector<uint32_t>& partitions);
+  // Reads again what this instance keeps of `partitions` beyond cached
+  // copies, before it starts serving them: their points in the geo
+  // indexes, which other instances moved while they served them. The
+  // store's error when it cannot be read (then they must not be served).
+  Status LoadPartitions(const std::vector<uint32_t>& partitions);
   // Cluster mode, once partitions stopped being served: blocks until every
   // write admitted before is in the store or failed, so they can be handed
   // over with nothing of theirs still to commit.

@@ -37,30 +37,39 @@ Status GeoIndexes::Load(store::Store& store, const Clock& clock) {
   return Status::Ok();
 }
 
-Status GeoIndexes::Build(store::Store& store, const Clock& clock, Table& t) {
-  // Time of the whole build, store reads included: what a restart costs.
-  const Clock::TimePoint start = clock.Now();
-  std::vector<geo::GeoEntry> entries;
-  std::unordered_set<std::string> unindexed;
+Status GeoIndexes::ReadStored(store::Store& store, const Table& t,
+                              const std::function<bool(std::string_view key)>* in_scope,
+                              std::vector<geo::GeoEntry>* entries,
+                              std::unordered_set<std::string>* unindexed) {
   std::string after;
   while (true) {
     SKIFF_ASSIGN_OR_RETURN(store::ScanPage page,
                            store.Scan(t.spec.table, after, store::kMaxScanLimit));
     for (store::KeyValue& item : page.items) {
+      if (in_scope != nullptr && !(*in_scope)(item.key)) continue;
       Result<doc::Value> value = doc::Parse(item.value, StoredLimits());
       if (!value.ok()) {
         return Internal("stored document " + t.spec.table + "/" + item.key +
                         " is corrupt: " + value.status().message());
       }
       if (std::optional<GeoPoint> p = PositionOf(t.spec, *value)) {
-        entries.push_back({std::move(item.key), p->lat, p->lon});
+        entries->push_back({std::move(item.key), p->lat, p->lon});
       } else {
-        unindexed.insert(std::move(item.key));
+        unindexed->insert(std::move(item.key));
       }
     }
     if (!page.next) break;
     after = *page.next;
   }
+  return Status::Ok();
+}
+
+Status GeoIndexes::Build(store::Store& store, const Clock& clock, Table& t) {
+  // Time of the whole build, store reads included: what a restart costs.
+  const Clock::TimePoint start = clock.Now();
+  std::vector<geo::GeoEntry> entries;
+  std::unordered_set<std::string> unindexed;
+  SKIFF_RETURN_IF_ERROR(ReadStored(store, t, nullptr, &entries, &unindexed));
   SKIFF_RETURN_IF_ERROR(t.index.Reset(entries));
   {
     MutexLock lock(&t.mu);
@@ -125,13 +134,33 @@ void GeoIndexes::FollowStored(std::string_view table, std::string_view key,
 }
 
 Status GeoIndexes::Nearest(std::string_view table, const geo::GeoQuery& query,
-                           std::vector<geo::GeoHit>* out) {
+                           std::vector<geo::GeoHit>* out, const geo::KeyFilter* keep) {
   Table* t = Find(table);
   if (t == nullptr) {
     return BadRequest("table '" + std::string(table) +
                       "' has no geo index (declare one with 'skiff geo add')");
   }
-  return t->index.Nearest(query, out);
+  return t->index.Nearest(query, out, keep);
+}
+
+Status GeoIndexes::Reload(
+    store::Store& store,
+    const std::function<bool(std::string_view table, std::string_view key)>& in_scope) {
+  for (auto& [name, t] : tables_) {
+    const std::function<bool(std::string_view)> in_table = [&, &name = name](std::string_view key) {
+      return in_scope(name, key);
+    };
+    // The store has no scan by partition: the whole table is read and the
+    // scope picked out. A hand-over is rare; this is its cost (docs/cluster.md).
+    std::vector<geo::GeoEntry> entries;
+    std::unordered_set<std::string> unindexed;
+    SKIFF_RETURN_IF_ERROR(ReadStored(store, *t, &in_table, &entries, &unindexed));
+    SKIFF_RETURN_IF_ERROR(t->index.ReplaceWhere(in_table, entries));
+    MutexLock lock(&t->mu);
+    std::erase_if(t->unindexed, [&](const std::string& key) { return in_table(key); });
+    t->unindexed.merge(unindexed);
+  }
+  return Status::Ok();
 }
 
 std::vector<GeoTableStats> GeoIndexes::Stats() const {

@@ -70,9 +70,20 @@ class GeoIndexes {
   void FollowStored(std::string_view table, std::string_view key,
                     const Result<std::optional<std::string>>& stored);
 
-  // The nearest documents of `table`. bad_request when the table has no geo
-  // index or geo::CheckQuery refuses the query.
-  Status Nearest(std::string_view table, const geo::GeoQuery& query, std::vector<geo::GeoHit>* out);
+  // The nearest documents of `table` (with `keep`, among the keys it
+  // accepts). bad_request when the table has no geo index or
+  // geo::CheckQuery refuses the query.
+  Status Nearest(std::string_view table, const geo::GeoQuery& query, std::vector<geo::GeoHit>* out,
+                 const geo::KeyFilter* keep = nullptr);
+
+  // Reads again, from `store`, the positions of every document whose
+  // (table, key) `in_scope` accepts, replacing what the indexes hold of
+  // them (cluster mode: partitions this instance is about to serve, which
+  // other instances wrote meanwhile). Writes to those documents must not
+  // run meanwhile. The store's error, or internal for a corrupt document;
+  // an index may then hold the scope half read again.
+  Status Reload(store::Store& store,
+                const std::function<bool(std::string_view table, std::string_view key)>& in_scope);
 
   std::vector<GeoTableStats> Stats() const;
 
@@ -91,6 +102,12 @@ class GeoIndexes {
   static void Place(Table& t, std::string_view key, const std::optional<GeoPoint>& position,
                     bool exists);
   static Status Build(store::Store& store, const Clock& clock, Table& t);
+  // The stored documents of t's table that `in_scope` accepts (all when
+  // null): positions into `entries`, keys without one into `unindexed`.
+  static Status ReadStored(store::Store& store, const Table& t,
+                           const std::function<bool(std::string_view key)>* in_scope,
+                           std::vector<geo::GeoEntry>* entries,
+                           std::unordered_set<std::string>* unindexed);
 
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;  // fixed after Load
 };

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,9 @@ class ListenerHandler {
   virtual void OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) = 0;
   virtual void OnBinary(const std::shared_ptr<Connection>& conn) = 0;
   virtual void OnClose(const std::shared_ptr<Connection>& conn) = 0;
+  // The body of GET /metrics (Prometheus text format), or nullopt when this
+  // port does not serve it (404). Called on an I/O thread.
+  virtual std::optional<std::string> MetricsPage() { return std::nullopt; }
 };
 
 struct ListenerOptions {

@@ -1,6 +1,7 @@
 #include "server/internal/request_handler.h"
 
 #include <array>
+#include <ctime>
 #include <exception>
 #include <utility>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "doc/merge.h"
 #include "doc/path.h"
 #include "geo/query.h"
+#include "server/internal/metrics_page.h"
 #include "server/internal/wire/near_reply.h"
 #include "server/internal/wire/replies.h"
 #include "server/internal/wire/request_decoder.h"
@@ -86,6 +88,23 @@ class WriteAck {
   bool later_ = false;
 };
 
+// Unix seconds, for token expiry: a token's dates are wall-clock dates.
+// The coarse clock is read on every request of a token session and is
+// exact enough for dates in whole seconds.
+int64_t UnixNow() {
+  timespec ts;
+  if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0) clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec;
+}
+
+// Set when the request being run on this I/O thread was handed to a store
+// worker, which then counts it: Run counts only the requests it answered.
+thread_local bool t_offloaded = false;
+
+// How long a login refused for its user's sessions is told to wait: a
+// session ends when a client lets it go, at no time the server knows.
+constexpr uint64_t kSessionRetryMs = 1000;
+
 }  // namespace
 
 const RequestHandler::OpRow& RequestHandler::RowFor(Op op) {
@@ -124,7 +143,10 @@ RequestHandler::RequestHandler(const ServerOptions& options, store::Store& store
       documents_(documents),
       sync_(sync),
       workers_(workers),
-      more_stats_(std::move(more_stats)) {}
+      more_stats_(std::move(more_stats)),
+      user_limits_(system_clock_, options.user_rate, options.user_burst,
+                   options.max_connections_per_user),
+      login_guard_(system_clock_, options.max_failed_logins, options.failed_login_window) {}
 
 void RequestHandler::OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) {
   Request request;
@@ -159,16 +181,33 @@ Result<RequestHandler::Granted> RequestHandler::CheckAccess(const Connection& co
 
 Status RequestHandler::Run(const std::shared_ptr<Connection>& conn, Request& request,
                            std::optional<Granted> granted, bool send_moved) {
+  // From when the request's bytes were read (SystemClock is steady_clock).
+  const Clock::TimePoint start = conn->read_at_ns != 0
+                                     ? Clock::TimePoint(Clock::Duration(conn->read_at_ns))
+                                     : system_clock_.Now();
   Status status;
+  t_offloaded = false;
   try {
-    status = Execute(conn, request, granted.has_value(), send_moved);
+    if (user_limits_.limits_requests() && conn->user) {
+      if (const uint64_t wait = user_limits_.TakeRequest(*conn->user); wait > 0) {
+        Call call{conn, request, /*on_worker=*/false, send_moved};
+        status = Refuse(call, LimitReason::kUserRate, wait,
+                        "user '" + *conn->user + "' is over its request rate");
+      }
+    }
+    if (status.ok()) status = Execute(conn, request, granted.has_value(), send_moved);
   } catch (const std::exception& e) {
     // Nothing below should throw; if a library does, the request fails and
     // the connection and the server carry on.
     status = Internal(std::string("unexpected error: ") + e.what());
   }
+  // Moved: routed again, and counted where it is answered.
   if (status.code() == StatusCode::kMoved) return status;
-  if (!status.ok()) conn->Send(EncodeError(request.id, status));
+  if (!status.ok() && status.code() != StatusCode::kRateLimited) {
+    conn->Send(EncodeError(request.id, status));
+  }
+  // An offloaded request is counted by its store worker, once answered.
+  if (!t_offloaded) request_metrics_.Record(request.op, status.code(), system_clock_.Now() - start);
   return Status::Ok();
 }
 
@@ -176,6 +215,7 @@ void RequestHandler::OpenSession(Connection& conn, std::string user, Permissions
   conn.user = std::move(user);
   conn.permissions = std::move(permissions);
   sessions_.fetch_add(1, std::memory_order_relaxed);
+  user_limits_.AddSession(*conn.user);
 }
 
 void RequestHandler::OnBinary(const std::shared_ptr<Connection>& conn) {
@@ -186,10 +226,15 @@ void RequestHandler::OnBinary(const std::shared_ptr<Connection>& conn) {
 void RequestHandler::OnClose(const std::shared_ptr<Connection>& conn) {
   CancelWaits(*conn);
   // Only read: a store worker may still be reading the session.
-  if (conn->user) sessions_.fetch_sub(1, std::memory_order_relaxed);
+  if (conn->user) {
+    sessions_.fetch_sub(1, std::memory_order_relaxed);
+    user_limits_.EndSession(*conn->user);
+  }
 }
 
 Status RequestHandler::Check(const OpRow& row, const Connection& conn, const Request& r) const {
+  // A login replaces an expired session; anything else ends at it.
+  if (r.op != Op::kLogin && SessionExpired(conn)) return Unauthorized("token expired");
   if (row.access == Access::kAnyone) return Status::Ok();
   if (!conn.user) {
     return Unauthorized("op '" + std::string(OpName(r.op)) + "' needs a logged-in connection");
@@ -206,6 +251,10 @@ Status RequestHandler::Check(const OpRow& row, const Connection& conn, const Req
 Status RequestHandler::Execute(const std::shared_ptr<Connection>& conn, Request& r, bool granted,
                                bool send_moved) {
   const OpRow& row = RowFor(r.op);
+  if (SessionExpired(*conn)) {
+    EndSession(*conn);
+    if (r.op != Op::kLogin) return Unauthorized("token expired");
+  }
   if (!granted) SKIFF_RETURN_IF_ERROR(Check(row, *conn, r));
   Call call{conn, r, /*on_worker=*/false, send_moved};
   if (row.needs_store) return Offload(call, row.run);
@@ -221,24 +270,32 @@ Status RequestHandler::Offload(Call& c, Rest rest) {
   // Points into the frame, which is gone once this returns; no op that
   // waits for the store reads it.
   copy.raw_value = {};
+  copy.near_keys = nullptr;  // the caller's, used before any offload
   c.conn->barrier.fetch_add(1, std::memory_order_acq_rel);
   const size_t hint = std::hash<std::string>{}(c.r.key);
-  workers_.Post(hint, [conn = c.conn, r = std::move(copy), send_moved = c.send_moved,
-                       rest = std::move(rest)]() mutable {
-    Status status;
-    try {
-      Call call{conn, r, /*on_worker=*/true, send_moved};
-      status = rest(call);
-    } catch (const std::exception& e) {
-      status = Internal(std::string("unexpected error: ") + e.what());
-    }
-    if (status.code() == StatusCode::kMoved && !send_moved) {
-      // The frame is gone here; a client hears what a peer would re-route.
-      status = Unavailable("the key's partition is being handed to another instance; retry");
-    }
-    if (!status.ok()) conn->Send(EncodeError(r.id, status));
-    conn->ReleaseBarrier();  // after its reply is queued
-  });
+  t_offloaded = true;
+  workers_.Post(
+      hint,
+      [this, conn = c.conn, r = std::move(copy), send_moved = c.send_moved, rest = std::move(rest),
+       start = c.conn->read_at_ns != 0 ? Clock::TimePoint(Clock::Duration(c.conn->read_at_ns))
+                                       : system_clock_.Now()]() mutable {
+        Status status;
+        try {
+          Call call{conn, r, /*on_worker=*/true, send_moved};
+          status = rest(call);
+        } catch (const std::exception& e) {
+          status = Internal(std::string("unexpected error: ") + e.what());
+        }
+        if (status.code() == StatusCode::kMoved && !send_moved) {
+          // The frame is gone here; a client hears what a peer would re-route.
+          status = Unavailable("the key's partition is being handed to another instance; retry");
+        }
+        if (!status.ok() && status.code() != StatusCode::kRateLimited) {
+          conn->Send(EncodeError(r.id, status));
+        }
+        request_metrics_.Record(r.op, status.code(), system_clock_.Now() - start);
+        conn->ReleaseBarrier();  // after its reply is queued
+      });
   return Status::Ok();
 }
 
@@ -257,15 +314,30 @@ Status RequestHandler::Echo(Call& c) {
 }
 
 Status RequestHandler::Login(Call& c) {
-  if (c.conn->user) {
+  const bool secret_form = !c.r.user.empty() || !c.r.secret.empty();
+  const bool token_form = !c.r.token.empty();
+  if (secret_form == token_form) {
+    return BadRequest("login takes exactly one of two forms: user and secret, or token");
+  }
+  if (c.conn->user && !SessionExpired(*c.conn)) {
     return BadRequest("this connection is already logged in as '" + *c.conn->user +
                       "'; log out first");
   }
-  SKIFF_ASSIGN_OR_RETURN(Account account, AuthenticateAccount(store_, c.r.user, c.r.secret));
+  if (token_form) return TokenLogin(c);
+  if (c.r.user.empty() || c.r.secret.empty()) {
+    return BadRequest("login with a secret needs both user and secret");
+  }
+  SKIFF_RETURN_IF_ERROR(GuardLogin(c));
+  Result<Account> checked = AuthenticateAccount(store_, c.r.user, c.r.secret);
+  CountLogin(c, checked.status());
+  SKIFF_ASSIGN_OR_RETURN(Account account, std::move(checked));
+  SKIFF_RETURN_IF_ERROR(CheckUserSessions(c, c.r.user));
   // The session belongs to the connection's I/O thread: set it there. The
   // connection reads nothing more until this has run (Offload).
   c.conn->Post([this, conn = c.conn, user = c.r.user, id = c.r.id,
                 session = std::make_shared<Account>(std::move(account))] {
+    if (conn->user) EndSession(*conn);  // an expired token session, replaced
+    if (!TakeUserSession(*conn, id, user)) return;
     conn->user = user;
     conn->permissions = std::move(session->permissions);
     conn->groups = std::make_shared<const std::vector<std::string>>(std::move(session->groups));
@@ -275,14 +347,45 @@ Status RequestHandler::Login(Call& c) {
   return Status::Ok();
 }
 
-Status RequestHandler::Logout(Call& c) {
-  Connection& conn = *c.conn;
+Status RequestHandler::TokenLogin(Call& c) {
+  if (!options_.token_verifier) return Unauthorized("this server takes no tokens");
+  SKIFF_ASSIGN_OR_RETURN(auth::VerifiedToken token,
+                         options_.token_verifier->Verify(c.r.token, UnixNow()));
+  if (!ValidateUserName(token.subject).ok()) {
+    return Unauthorized("token subject (sub) is missing or not a valid user name");
+  }
+  auto session = std::make_shared<auth::VerifiedToken>(std::move(token));
+  c.conn->Post([this, conn = c.conn, id = c.r.id, session] {
+    if (conn->user) EndSession(*conn);  // an expired one, replaced
+    if (!TakeUserSession(*conn, id, session->subject)) return;
+    conn->user = session->subject;
+    conn->permissions = Permissions(std::move(session->read), std::move(session->write));
+    conn->groups = std::make_shared<const std::vector<std::string>>(std::move(session->groups));
+    conn->session_ends_at_s = session->ends_at_s;
+    sessions_.fetch_add(1, std::memory_order_relaxed);
+    conn->Send(EncodeOk(id));
+  });
+  return Status::Ok();
+}
+
+bool RequestHandler::SessionExpired(const Connection& conn) {
+  return conn.user && conn.session_ends_at_s != 0 && UnixNow() >= conn.session_ends_at_s;
+}
+
+void RequestHandler::EndSession(Connection& conn) {
+  if (!conn.user) return;
+  user_limits_.EndSession(*conn.user);
   conn.user.reset();
   conn.permissions = Permissions();
   conn.groups.reset();
+  conn.session_ends_at_s = 0;
   conn.read_ahead.Reset();
   sessions_.fetch_sub(1, std::memory_order_relaxed);
-  conn.Send(EncodeOk(c.r.id));
+}
+
+Status RequestHandler::Logout(Call& c) {
+  EndSession(*c.conn);
+  c.conn->Send(EncodeOk(c.r.id));
   return Status::Ok();
 }
 
@@ -391,7 +494,7 @@ Status RequestHandler::Near(Call& c) {
   // made one as large.
   thread_local NearAnswer answer;
   answer.Reset();
-  SKIFF_RETURN_IF_ERROR(documents_.geo().Nearest(c.r.table, c.r.geo, &answer.hits));
+  SKIFF_RETURN_IF_ERROR(documents_.geo().Nearest(c.r.table, c.r.geo, &answer.hits, c.r.near_keys));
   return FinishNear(c, answer);
 }
 
@@ -436,6 +539,15 @@ Status RequestHandler::All(Call& c) {
 }
 
 Status RequestHandler::Stats(Call& c) {
+  c.conn->Send(EncodeStatsReply(c.r.id, Figures()));
+  return Status::Ok();
+}
+
+std::optional<std::string> RequestHandler::MetricsPage() {
+  return RenderMetricsPage(Figures(), request_metrics_);
+}
+
+StatsFigures RequestHandler::Figures() const {
   StatsFigures f;
   f.tiers = documents_.tiers();
   f.commits = documents_.commits();
@@ -451,9 +563,54 @@ Status RequestHandler::Stats(Call& c) {
   f.read_ahead_refused = read_ahead_refused_.load(std::memory_order_relaxed);
   f.read_ahead_bytes = read_ahead_budget_->used();
   f.geo = documents_.geo().Stats();
+  if (user_limits_.limits_requests() || user_limits_.limits_sessions() || login_guard_.enabled()) {
+    LimitStats& l = f.limits.emplace();
+    l.refused_user_rate = request_metrics_.refusals(LimitReason::kUserRate);
+    l.refused_user_connections = request_metrics_.refusals(LimitReason::kUserConnections);
+    l.refused_failed_logins = request_metrics_.refusals(LimitReason::kFailedLogins);
+    l.failed_logins = request_metrics_.failed_logins();
+    l.addresses_tracked = login_guard_.tracked();
+  }
   if (more_stats_) more_stats_(f);
-  c.conn->Send(EncodeStatsReply(c.r.id, f));
-  return Status::Ok();
+  return f;
+}
+
+Status RequestHandler::Refuse(Call& c, LimitReason reason, uint64_t retry_after_ms,
+                              const std::string& why) {
+  request_metrics_.RecordRefusal(reason);
+  c.conn->Send(EncodeRateLimited(
+      c.r.id, why + "; retry after " + std::to_string(retry_after_ms) + " ms", retry_after_ms));
+  return Status(StatusCode::kRateLimited, why);
+}
+
+Status RequestHandler::GuardLogin(Call& c) {
+  if (!login_guard_.enabled()) return Status::Ok();
+  const uint64_t wait = login_guard_.Blocked(std::string(c.conn->remote_address()));
+  if (wait == 0) return Status::Ok();
+  return Refuse(c, LimitReason::kFailedLogins, wait, "too many failed logins from this address");
+}
+
+void RequestHandler::CountLogin(Call& c, const Status& checked) {
+  if (checked.code() == StatusCode::kUnauthorized) {
+    request_metrics_.RecordFailedLogin();
+    login_guard_.Failed(std::string(c.conn->remote_address()));
+  } else if (checked.ok()) {
+    login_guard_.Succeeded(std::string(c.conn->remote_address()));
+  }
+}
+
+Status RequestHandler::CheckUserSessions(Call& c, const std::string& user) {
+  if (!user_limits_.limits_sessions() || !user_limits_.SessionsFull(user)) return Status::Ok();
+  return Refuse(c, LimitReason::kUserConnections, kSessionRetryMs,
+                "user '" + user + "' holds its most connections");
+}
+
+bool RequestHandler::TakeUserSession(Connection& conn, uint64_t id, const std::string& user) {
+  if (user_limits_.BeginSession(user)) return true;
+  request_metrics_.RecordRefusal(LimitReason::kUserConnections);
+  conn.Send(
+      EncodeRateLimited(id, "user '" + user + "' holds its most connections", kSessionRetryMs));
+  return false;
 }
 
 }  // namespace skiff::server::internal

@@ -28,7 +28,10 @@
 #include "server/internal/bootstrap_read_ahead.h"
 #include "server/internal/documents.h"
 #include "server/internal/listener.h"
+#include "server/internal/login_guard.h"
+#include "server/internal/request_metrics.h"
 #include "server/internal/store_workers.h"
+#include "server/internal/user_limits.h"
 #include "server/internal/wire/request.h"
 #include "server/internal/wire/stats_reply.h"
 #include "server/server_options.h"
@@ -53,6 +56,8 @@ class RequestHandler final : public ListenerHandler {
   void OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) override;
   void OnBinary(const std::shared_ptr<Connection>& conn) override;
   void OnClose(const std::shared_ptr<Connection>& conn) override;
+  // The /metrics page: the figures of `stats` and the request counters.
+  std::optional<std::string> MetricsPage() override;
 
   size_t sessions() const { return sessions_.load(std::memory_order_relaxed); }
 
@@ -124,6 +129,12 @@ class RequestHandler final : public ListenerHandler {
   Status Ping(Call& c);
   Status Echo(Call& c);
   Status Login(Call& c);
+  // Login's token form (docs/protocol.md, "Login with a token").
+  Status TokenLogin(Call& c);
+  // Whether the connection's session came from a token now expired.
+  static bool SessionExpired(const Connection& conn);
+  // Logs the connection out (logout, or its token expired).
+  void EndSession(Connection& conn);
   Status Logout(Call& c);
   Status Get(Call& c);
   Status Set(Call& c);
@@ -132,6 +143,23 @@ class RequestHandler final : public ListenerHandler {
   Status Merge(Call& c);
   Status All(Call& c);
   Status Stats(Call& c);
+  // What `stats` and /metrics report.
+  StatsFigures Figures() const;
+  // Refuses a request for a limit: sends rate_limited with `retry_after_ms`
+  // and returns that code, which Run and Offload then count but do not send
+  // again.
+  Status Refuse(Call& c, LimitReason reason, uint64_t retry_after_ms, const std::string& why);
+  // Before a login's secret is checked: rate_limited while its address is
+  // blocked for failed logins.
+  Status GuardLogin(Call& c);
+  // After it: counts a failure for the address, or forgets its failures.
+  void CountLogin(Call& c, const Status& checked);
+  // rate_limited when `user` holds max_connections_per_user sessions now.
+  Status CheckUserSessions(Call& c, const std::string& user);
+  // On the connection's I/O thread, as a login opens its session: takes the
+  // user's place, or sends rate_limited and returns false (two logins of
+  // one user may both have passed CheckUserSessions).
+  bool TakeUserSession(Connection& conn, uint64_t id, const std::string& user);
   // The nearest documents of a table with a geo index; with `values`, each
   // with its document (read like get's, offloaded when one is evicted).
   Status Near(Call& c);
@@ -162,6 +190,12 @@ class RequestHandler final : public ListenerHandler {
   std::function<ListenerStats()> network_stats_;
   const std::function<void(StatsFigures&)> more_stats_;
   std::atomic<size_t> sessions_{0};
+  // The handler is given no Clock; the limits and the latency figures read
+  // the system's own (a test of the limits drives them with ManualClock).
+  const SystemClock system_clock_;
+  UserLimits user_limits_;
+  LoginGuard login_guard_;
+  RequestMetrics request_metrics_;
   // Bootstrap pages read ahead, across connections (bootstrap_read_ahead.h):
   // 64 MiB holds about 170 pages of 1,000 rows of ~200 bytes.
   const std::shared_ptr<ReadAheadBudget> read_ahead_budget_ =

@@ -16,6 +16,7 @@
 #include <asio/post.hpp>
 
 #include "server/internal/io_loop.h"
+#include "server/internal/metrics_text.h"
 
 #include "ws/handshake.h"
 
@@ -63,6 +64,13 @@ void SocketConnection::Begin() {
   started_ns_ = shared_.NowNs();
   last_active_ns.store(started_ns_, std::memory_order_relaxed);
   asio::error_code ec;
+  if (address_key_.empty()) {
+    const tcp::endpoint peer = socket_.remote_endpoint(ec);
+    if (!ec) remote_address_ = peer.address().to_string();
+    ec.clear();
+  } else {
+    remote_address_ = address_key_;
+  }
   socket_.non_blocking(true, ec);
   if (!ec) socket_.set_option(tcp::no_delay(true), ec);
   loop_.Add(this);
@@ -133,7 +141,12 @@ void SocketConnection::OnReadable() {
     if (held_back_) {
       // Frames a pause held back come first, in order.
       ProcessBuffered();
-      if (held_back_ || phase_ == Phase::kDone) return ArmRead();
+      // The last held-back frame may itself have raised a pause (a login
+      // offloaded) with nothing left behind it: the next read must wait,
+      // since the frame reader hands over a message before it asks again.
+      if (held_back_ || phase_ == Phase::kDone || ReadBlocker() != Pause::kNone) {
+        return ArmRead();
+      }
     }
     char* buffer = loop_.read_buffer();
     asio::error_code ec;
@@ -146,6 +159,7 @@ void SocketConnection::OnReadable() {
       if (flush_at_end_of_turn_) Flush();
       return Terminate();
     }
+    read_at_ns = std::chrono::steady_clock::now().time_since_epoch().count();
     Received(buffer, n);
     // A short read emptied the socket; readiness is reported for new bytes.
     if (n < IoLoop::kReadBufferBytes) return ArmRead();
@@ -258,6 +272,13 @@ size_t SocketConnection::ProcessHandshake(char* data, size_t size) {
   if (request.method == "GET" && request.target == "/healthz") {
     shared_.health_checks.fetch_add(1, std::memory_order_relaxed);
     RespondAndClose(ws::PlainResponse(200, "OK", "ok\n"));
+    return size;
+  }
+  // Scrapes too, so that a full server can still be watched.
+  if (request.method == "GET" && request.target == "/metrics") {
+    std::optional<std::string> page = shared_.handler.MetricsPage();
+    RespondAndClose(page ? MetricsHttpResponse(*page)
+                         : ws::PlainResponse(404, "Not Found", "no metrics on this port\n"));
     return size;
   }
   if (!refusal_.empty()) {

@@ -60,6 +60,7 @@ class SocketConnection final : public Connection,
   void Post(std::function<void()> fn) override;
   void PostAfter(std::chrono::milliseconds delay, std::function<void()> fn) override;
   void ReleaseBarrier() override;
+  std::string_view remote_address() const override { return remote_address_; }
 
   // Loop thread: enforces the deadlines (handshake, frame, send, idle,
   // closing) and retries a connection paused for the shared budget.
@@ -131,6 +132,7 @@ class SocketConnection final : public Connection,
   asio::ip::tcp::socket socket_;
   const std::string address_key_;  // per-address accounting; empty when off
   std::string refusal_;            // non-empty: answer 503 with it
+  std::string remote_address_;     // set in Begin, before any request
   // Keeps the connection alive until Terminate; handler calls get it.
   std::shared_ptr<Connection> self_;
 

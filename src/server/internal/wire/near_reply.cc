@@ -1,7 +1,11 @@
 #include "server/internal/wire/near_reply.h"
 
 #include <algorithm>
+#include <optional>
 
+#include <nlohmann/json.hpp>
+
+#include "doc/json_skip.h"
 #include "geo/distance_text.h"
 #include "server/internal/wire/json_text.h"
 #include "server/internal/wire/reply_writer.h"
@@ -151,6 +155,122 @@ std::string EncodeNearReply(uint64_t id, const std::vector<geo::GeoHit>& hits,
     out += ']';
   }
   return std::move(w.Finish());
+}
+
+namespace {
+
+// The elements of a JSON array's text, each as written; nullopt when
+// `text` is not one array.
+std::optional<std::vector<std::string_view>> ArrayElements(std::string_view text) {
+  const char* p = doc::SkipJsonSpace(text.data(), text.data() + text.size());
+  const char* end = text.data() + text.size();
+  if (p == end || *p != '[') return std::nullopt;
+  std::vector<std::string_view> out;
+  p = doc::SkipJsonSpace(p + 1, end);
+  if (p < end && *p == ']')
+    return doc::SkipJsonSpace(p + 1, end) == end ? std::optional(out) : std::nullopt;
+  for (;;) {
+    const char* begin = doc::SkipJsonSpace(p, end);
+    p = doc::SkipJsonValue(begin, end, 1);
+    if (p == nullptr) return std::nullopt;
+    out.emplace_back(begin, size_t(p - begin));
+    p = doc::SkipJsonSpace(p, end);
+    if (p == end) return std::nullopt;
+    if (*p == ']') break;
+    if (*p != ',') return std::nullopt;
+    ++p;
+  }
+  return doc::SkipJsonSpace(p + 1, end) == end ? std::optional(out) : std::nullopt;
+}
+
+// Whole micrometres of a distance as EncodeNearReply writes it (digits, and
+// at most six decimals), read exactly; nullopt for anything else.
+std::optional<int64_t> MicrometresOf(std::string_view text) {
+  int64_t um = 0;
+  size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (i >= 12) return std::nullopt;  // farther than any two points on Earth
+    um = um * 10 + (text[i] - '0');
+  }
+  if (i == 0) return std::nullopt;
+  int decimals = 0;
+  if (i < text.size() && text[i] == '.') {
+    for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9' && decimals < 6; ++i) {
+      um = um * 10 + (text[i] - '0');
+      ++decimals;
+    }
+    if (decimals == 0) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  for (; decimals < 6; ++decimals) um *= 10;
+  return um;
+}
+
+// The key a JSON string's text names: its bytes as they are when nothing
+// in it is escaped (keys usually are plain), else through the JSON parser.
+bool KeyOf(std::string_view text, std::string* key) {
+  if (text.size() < 2 || text.front() != '"' || text.back() != '"') return false;
+  const std::string_view inner = text.substr(1, text.size() - 2);
+  if (inner.find('\\') == std::string_view::npos) {
+    key->assign(inner);
+    return true;
+  }
+  const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_string()) return false;
+  *key = parsed.get<std::string>();
+  return true;
+}
+
+}  // namespace
+
+bool DecodeNearColumns(std::string_view reply, std::vector<geo::GeoHit>* hits, NearValues* values) {
+  // The top-level members, as written; a peer writes each name plainly.
+  std::string_view keys_text, dist_text, values_text;
+  bool ok = false;
+  const char* p = doc::SkipJsonSpace(reply.data(), reply.data() + reply.size());
+  const char* end = reply.data() + reply.size();
+  if (p == end || *p != '{') return false;
+  p = doc::SkipJsonSpace(p + 1, end);
+  while (p < end && *p != '}') {
+    const char* name_end = doc::SkipJsonString(p, end);
+    if (name_end == nullptr) return false;
+    const std::string_view name(p + 1, size_t(name_end - p - 2));
+    p = doc::SkipJsonSpace(name_end, end);
+    if (p == end || *p != ':') return false;
+    const char* value = doc::SkipJsonSpace(p + 1, end);
+    p = doc::SkipJsonValue(value, end, 1);
+    if (p == nullptr) return false;
+    const std::string_view text(value, size_t(p - value));
+    if (name == "keys") keys_text = text;
+    if (name == "dist_m") dist_text = text;
+    if (name == "values") values_text = text;
+    if (name == "ok") ok = text == "true";
+    p = doc::SkipJsonSpace(p, end);
+    if (p < end && *p == ',') p = doc::SkipJsonSpace(p + 1, end);
+  }
+  if (!ok || p == end || doc::SkipJsonSpace(p + 1, end) != end) return false;
+  const auto keys = ArrayElements(keys_text);
+  const auto dists = ArrayElements(dist_text);
+  if (!keys || !dists || keys->size() != dists->size()) return false;
+  std::optional<std::vector<std::string_view>> docs;
+  if (values != nullptr) {
+    docs = ArrayElements(values_text);
+    if (!docs || docs->size() != keys->size()) return false;
+  }
+  std::vector<geo::GeoHit> decoded(keys->size());
+  for (size_t i = 0; i < keys->size(); ++i) {
+    const std::optional<int64_t> um = MicrometresOf((*dists)[i]);
+    if (!um || !KeyOf((*keys)[i], &decoded[i].key)) return false;
+    decoded[i].dist_um = *um;
+  }
+  std::move(decoded.begin(), decoded.end(), std::back_inserter(*hits));
+  if (values != nullptr) {
+    for (const std::string_view d : *docs) {
+      values->text += d;
+      values->ends.push_back(values->text.size());
+    }
+  }
+  return true;
 }
 
 }  // namespace skiff::server::internal

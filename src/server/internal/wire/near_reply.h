@@ -31,6 +31,14 @@ struct NearValues {
 std::string EncodeNearReply(uint64_t id, const std::vector<geo::GeoHit>& hits,
                             const NearValues* values, bool columns);
 
+// The hits of a successful reply in the `columns` form (what a cluster
+// peer answers for its share of a near), appended to `*hits`, and their
+// documents, as written, to `*values` when it is given. False, with
+// nothing appended, when `reply` is not such a reply (its arrays of
+// different lengths, a distance that is not one EncodeNearReply writes,
+// values missing while asked for).
+bool DecodeNearColumns(std::string_view reply, std::vector<geo::GeoHit>* hits, NearValues* values);
+
 }  // namespace skiff::server::internal
 
 #endif  // SKIFF_SERVER_INTERNAL_WIRE_NEAR_REPLY_H_

@@ -92,6 +92,16 @@ std::string EncodeError(std::optional<uint64_t> id, const Status& status) {
   return out;
 }
 
+std::string EncodeRateLimited(std::optional<uint64_t> id, const std::string& message,
+                              uint64_t retry_after_ms) {
+  std::string out = EncodeError(id, Status(StatusCode::kRateLimited, message));
+  out.resize(out.size() - 2);  // reopen the error object
+  out += ",\"retry_after_ms\":";
+  out += std::to_string(retry_after_ms);
+  out += "}}";
+  return out;
+}
+
 void AppendEchoReply(std::string& out, const Request& r) {
   ReplyWriter w(out, r.id);
   if (r.raw_value.empty()) {

@@ -35,6 +35,10 @@ void AppendOkRaw(std::string& out, uint64_t id, std::string_view member,
                  std::string_view json_text);
 // {"id":N|null,"ok":false,"error":{"code":"...","message":"..."}}.
 std::string EncodeError(std::optional<uint64_t> id, const Status& status);
+// A rate_limited error: EncodeError's object with `retry_after_ms`, the
+// wait before the same request may succeed.
+std::string EncodeRateLimited(std::optional<uint64_t> id, const std::string& message,
+                              uint64_t retry_after_ms);
 
 // echo: the data back as sent when the scanner kept its text (the client's
 // own whitespace), else the decoded tree serialised.

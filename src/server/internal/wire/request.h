@@ -48,6 +48,7 @@ struct Request {
   Op op = Op::kPing;
   std::string user;    // login
   std::string secret;  // login
+  std::string token;   // login (a JWT, instead of user and secret)
   std::string table;   // get has set delete add merge all near
   std::string key;     // get has set delete add merge
   std::string after;   // all; empty = from the first key
@@ -70,6 +71,11 @@ struct Request {
   skiff::geo::GeoQuery geo;
   bool values = false;
   bool columns = false;
+  // Not from the wire: set by a caller that runs near for a subset of the
+  // table's keys (the cluster router, for the partitions a peer asked this
+  // instance to answer for). Used only while the index is searched, on the
+  // I/O thread; the caller's filter outlives that.
+  const skiff::geo::KeyFilter* near_keys = nullptr;
 };
 
 }  // namespace skiff::server::internal

@@ -122,6 +122,9 @@ Status Put(const FieldSpec& f, std::string_view label, doc::Value& v, Request& r
         case Slot::kSecret:
           r.secret = std::move(s);
           break;
+        case Slot::kToken:
+          r.token = std::move(s);
+          break;
         case Slot::kDevice:
           r.push.device = std::move(s);
           break;

@@ -14,8 +14,11 @@ constexpr Presence kOptional = Presence::kOptional;
 constexpr FieldSpec kTableField{"table", kTableName, kRequired, Slot::kTable};
 constexpr FieldSpec kKeyField{"key", kKey, kRequired, Slot::kKey};
 
-constexpr FieldSpec kLogin[] = {{"user", kString, kRequired, Slot::kUser},
-                                {"secret", kString, kRequired, Slot::kSecret}};
+// Two forms, user and secret or token: each field is optional here and
+// the login itself requires exactly one form (RequestHandler::Login).
+constexpr FieldSpec kLogin[] = {{"user", kString, kOptional, Slot::kUser},
+                                {"secret", kString, kOptional, Slot::kSecret},
+                                {"token", kString, kOptional, Slot::kToken}};
 constexpr FieldSpec kEcho[] = {{"data", kJson, kRequired, Slot::kValue}};
 constexpr FieldSpec kTableKey[] = {kTableField, kKeyField};
 constexpr FieldSpec kSet[] = {kTableField, kKeyField, {"value", kJson, kRequired, Slot::kValue}};

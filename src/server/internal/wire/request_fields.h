@@ -51,6 +51,7 @@ enum class Presence : uint8_t { kRequired, kOptional };
 enum class Slot : uint8_t {
   kUser,
   kSecret,
+  kToken,
   kTable,
   kKey,
   kValue,  // Request::value: set's value, echo's data, merge's patch, add's delta

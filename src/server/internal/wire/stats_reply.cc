@@ -67,6 +67,14 @@ std::string EncodeStatsReply(uint64_t id, const StatsFigures& f) {
         {"read_ahead_bytes", f.read_ahead_bytes}}},
       {"geo", std::move(geo)},
   };
+  if (f.limits) {
+    // Refusals of the per-user and per-address limits (rate_limited).
+    fields["limits"] = {{"refused_user_rate", f.limits->refused_user_rate},
+                        {"refused_user_connections", f.limits->refused_user_connections},
+                        {"refused_failed_logins", f.limits->refused_failed_logins},
+                        {"failed_logins", f.limits->failed_logins},
+                        {"addresses_tracked", f.limits->addresses_tracked}};
+  }
   if (f.cluster) {
     fields["cluster"] = {{"instance", f.cluster->instance},
                          {"partitions_served", f.cluster->partitions_served}};

@@ -25,6 +25,16 @@ namespace skiff::server::internal {
 struct ClusterStats {
   uint64_t instance = 0;
   uint64_t partitions_served = 0;
+  uint64_t requests_relayed = 0;  // requests sent on to another instance
+};
+
+// The per-user and per-address limits (docs/deploy.md "Limits").
+struct LimitStats {
+  uint64_t refused_user_rate = 0;         // requests over a user's rate
+  uint64_t refused_user_connections = 0;  // logins over a user's sessions
+  uint64_t refused_failed_logins = 0;     // logins from a blocked address
+  uint64_t failed_logins = 0;             // wrong user or secret, since start
+  uint64_t addresses_tracked = 0;         // now, in the failed-login table
 };
 
 struct StatsFigures {
@@ -43,6 +53,9 @@ struct StatsFigures {
   uint64_t read_ahead_refused = 0;
   uint64_t read_ahead_bytes = 0;
   std::vector<GeoTableStats> geo;
+  // Set when a per-user or per-address limit is on: the reply then has a
+  // `limits` member.
+  std::optional<LimitStats> limits;
   // Set in cluster mode only: the reply then has a `cluster` member.
   std::optional<ClusterStats> cluster;
 };
