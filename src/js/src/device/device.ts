@@ -33,6 +33,8 @@ export interface DeviceOptions {
   url?: string;
   user?: string;
   secret?: string;
+  /** A signed token to log in with instead of user and secret (what a page should use). */
+  token?: string;
   /** The device's id (up to 256 bytes); it belongs to the user who first pushes with it. */
   deviceId: string;
   /** false: local rows only, no connection (the device stays offline). Default true. */
@@ -99,6 +101,7 @@ export class Device {
           url,
           user: options.user,
           secret: options.secret,
+          token: options.token,
           WebSocket: counted,
           // The wait's hold is added by the client; this bounds the rest.
           requestTimeoutMs,
