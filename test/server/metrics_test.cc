@@ -194,20 +194,21 @@ TEST_F(MetricsTest, ServesTheTextFormatOverPlainHttpAndCountsRealRequests) {
 }
 
 TEST_F(MetricsTest, UserRateRefusesWithRetryAfterThenRecovers) {
-  // One token a second and a burst of three: of ten requests sent at once
+  // One token a second and a burst of three: of fifty requests sent at once
   // the first three are answered (the bucket starts full) and the rest are
-  // refused, but for one more per second the server takes to read them.
+  // refused, but for one more per second the server takes to read them (so
+  // refusals remain however slow a loaded machine reads them).
   const uint16_t port = Spawn({"--user-rate", "1", "--user-burst", "3"});
   ASSERT_NE(port, 0);
   Peer p;
   ASSERT_TRUE(p.Open(port));
   ASSERT_EQ(ErrorCode(Login(p, secret_)), "ok");  // not counted: no session yet
   const uint64_t first = p.last_id() + 1;
-  for (int i = 0; i < 10; ++i) p.Send({{"op", "get"}, {"table", "t"}, {"key", "k"}});
+  for (int i = 0; i < 50; ++i) p.Send({{"op", "get"}, {"table", "t"}, {"key", "k"}});
   int ok = 0;
   int refused = 0;
   uint64_t retry_after_ms = 0;
-  for (uint64_t id = first; id < first + 10; ++id) {
+  for (uint64_t id = first; id < first + 50; ++id) {
     const json reply = p.Reply(id);
     const std::string code = ErrorCode(reply);
     if (id < first + 3) {
@@ -226,7 +227,7 @@ TEST_F(MetricsTest, UserRateRefusesWithRetryAfterThenRecovers) {
   }
   EXPECT_GE(ok, 3);
   EXPECT_GE(refused, 1);
-  EXPECT_EQ(ok + refused, 10);
+  EXPECT_EQ(ok + refused, 50);
 
   // After the wait the server named, the same request goes through.
   std::string code;
@@ -272,7 +273,9 @@ TEST_F(MetricsTest, SessionsPerUserRefuseTheThirdLoginUntilOneEnds) {
 }
 
 TEST_F(MetricsTest, FailedLoginsBlockTheAddressWithoutCheckingTheSecret) {
-  const uint16_t port = Spawn({"--max-failed-logins", "3", "--failed-login-window-ms", "2000"});
+  // A window long enough that three failed logins in a row land in it on a
+  // loaded machine too.
+  const uint16_t port = Spawn({"--max-failed-logins", "3", "--failed-login-window-ms", "10000"});
   ASSERT_NE(port, 0);
   Peer p;
   ASSERT_TRUE(p.Open(port));
@@ -283,7 +286,7 @@ TEST_F(MetricsTest, FailedLoginsBlockTheAddressWithoutCheckingTheSecret) {
   ASSERT_EQ(ErrorCode(reply), "rate_limited") << reply.dump();
   uint64_t retry_after_ms = reply["error"].value("retry_after_ms", uint64_t{0});
   EXPECT_GE(retry_after_ms, 1u);
-  EXPECT_LE(retry_after_ms, 2000u);
+  EXPECT_LE(retry_after_ms, 10000u);
   // Another connection from the same address is blocked too.
   Peer other;
   ASSERT_TRUE(other.Open(port));
@@ -294,7 +297,7 @@ TEST_F(MetricsTest, FailedLoginsBlockTheAddressWithoutCheckingTheSecret) {
     std::this_thread::sleep_for(milliseconds(retry_after_ms));
     reply = Login(p, secret_);
     code = ErrorCode(reply);
-    retry_after_ms = code == "rate_limited" ? reply["error"].value("retry_after_ms", 2000u) : 0;
+    retry_after_ms = code == "rate_limited" ? reply["error"].value("retry_after_ms", 10000u) : 0;
   }
   EXPECT_EQ(code, "ok");
 
