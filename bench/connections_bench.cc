@@ -12,6 +12,15 @@
 //   BM_AcceptStorm      N connections opened at once: time until all are
 //                       open, and failures
 //
+// Each case also runs over TLS (wss://, servers "skiffd-tls", "bun-peer-tls",
+// "node-peer-tls"): the same certificate chain and key for the three (made
+// at start, support/test_certs.h), the same client speaking TLS through
+// OpenSSL and verifying the chain and the name. An accept storm is then a
+// handshake storm (every connection a full handshake, no resumption), and
+// idle memory is per TLS connection; "skiffd-tls-buffers-kept" is skiffd's
+// idle case with --tls-release-buffers=false, to show what releasing a
+// quiet connection's record buffers saves.
+//
 // What is judged: BM_Echo's time is its fixed window, so it reports its
 // replies as items and the comparer judges the time per reply; the other
 // two are timed by their opening. Every case also reports the server's CPU
@@ -60,6 +69,7 @@
 #include "support/process.h"
 #include "support/skiffd_process.h"
 #include "support/temp_dir.h"
+#include "support/test_certs.h"
 #include "support/ws_fleet.h"
 
 namespace skiff::bench {
@@ -80,6 +90,22 @@ std::string SkiffdBinary() {
   return GetE2eOptions().skiffd.empty() ? std::string(SKIFFD_PATH) : GetE2eOptions().skiffd;
 }
 
+// A server as the cases name it: which one, and over what.
+struct Kind {
+  std::string name;    // in the case's name: "bun-peer", "skiffd-tls", ...
+  std::string server;  // "skiffd", "bun-peer" or "node-peer"
+  bool tls = false;
+  bool release_buffers = true;  // skiffd over TLS: --tls-release-buffers
+  bool skiffd() const { return server == "skiffd"; }
+};
+
+// One chain and key for every TLS server of the run, made at first use.
+const support::TestCertFiles& Certificates() {
+  static const support::TempDir dir;
+  static const support::TestCertFiles files = support::WriteTestCertificates(dir.path().string());
+  return files;
+}
+
 double ThisProcessCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -89,14 +115,16 @@ double ThisProcessCpuSeconds() {
 // One server under test, as a child process.
 class Target {
  public:
-  static Result<std::unique_ptr<Target>> Start(const std::string& kind) {
+  // `storm`: the case opens every connection at once.
+  static Result<std::unique_ptr<Target>> Start(const Kind& kind, bool storm) {
     auto t = std::unique_ptr<Target>(new Target());
     t->kind_ = kind;
-    SKIFF_RETURN_IF_ERROR(kind == "skiffd" ? t->StartSkiffd() : t->StartPeer());
+    t->storm_ = storm;
+    SKIFF_RETURN_IF_ERROR(kind.skiffd() ? t->StartSkiffd() : t->StartPeer());
     return t;
   }
 
-  const std::string& kind() const { return kind_; }
+  const Kind& kind() const { return kind_; }
   pid_t pid() const { return skiffd_ ? skiffd_->pid() : peer_.pid(); }
   uint16_t port() const { return port_; }
   double CpuSeconds() const { return support::CpuSecondsOf(pid()); }
@@ -105,8 +133,19 @@ class Target {
   // as the kernel has it, and its I/O threads.
   std::string SetUp() const {
     const std::optional<uint32_t> backlog = support::ListenBacklog(port_);
-    return "backlog " + (backlog ? std::to_string(*backlog) : std::string("?")) + ", " +
-           io_threads_ + " I/O thread" + (io_threads_ == "1" ? "" : "s");
+    std::string label = "backlog " + (backlog ? std::to_string(*backlog) : std::string("?")) +
+                        ", " + io_threads_ + " I/O thread" + (io_threads_ == "1" ? "" : "s");
+    if (kind_.tls) label += kind_.release_buffers ? ", TLS" : ", TLS, buffers kept";
+    if (kind_.tls && storm_ && kind_.skiffd()) label += ", handshake timeout 120 s";
+    return label;
+  }
+  // Makes `fleet` speak TLS to this server when it serves TLS; false (after
+  // SkipWithError) when the client cannot be set up.
+  bool SetUpFleet(benchmark::State& state, Fleet& fleet) const {
+    if (!kind_.tls) return true;
+    const Status tls = fleet.UseTls({Certificates().ca, "localhost"});
+    if (!tls.ok()) state.SkipWithError(tls.ToString().c_str());
+    return tls.ok();
   }
   std::string LoginFrame(uint64_t id) const {
     return R"({"id":)" + std::to_string(id) + R"(,"op":"login","user":"bench","secret":")" +
@@ -129,6 +168,17 @@ class Target {
     // One I/O thread, as each peer has one event loop; a --skiffd-arg may
     // ask for more (the label then says so).
     std::vector<std::string> flags = {"--store", url, "--io-threads", "1"};
+    if (kind_.tls) {
+      flags.insert(flags.end(), {"--tls-cert", Certificates().cert, "--tls-key", Certificates().key,
+                                 std::string("--tls-release-buffers=") +
+                                     (kind_.release_buffers ? "true" : "false")});
+      // 10,000 handshakes at once queue for longer than skiffd's default
+      // 10 s handshake deadline on two shared cores (the one client thread
+      // verifies every chain): a storm gets the deadline Node's https
+      // server has (120 s), so the storm measures handshakes, not the
+      // deadline.
+      if (storm_) flags.insert(flags.end(), {"--handshake-timeout-ms", "120000"});
+    }
     for (const std::string& a : GetE2eOptions().skiffd_args) {
       if (flags.back() == "--io-threads") io_threads_ = a;
       if (a.rfind("--io-threads=", 0) == 0) io_threads_ = a.substr(a.find('=') + 1);
@@ -144,16 +194,25 @@ class Target {
     secret_ = "peer-secret";
     const std::string peers = std::string(SKIFF_SOURCE_DIR) + "/bench/peers/";
     std::vector<std::string> argv;
-    if (kind_ == "bun-peer") {
+    if (kind_.server == "bun-peer") {
       argv = {BunPath(), "run", peers + "kv_peer.ts"};
     } else {
       argv = {"/usr/bin/node", peers + "kv_peer_node.mjs"};
     }
-    SKIFF_RETURN_IF_ERROR(peer_.Start(argv, {"PORT=0", "SKIFF_PEER_SECRET=" + secret_}));
+    std::vector<std::string> env = {"PORT=0", "SKIFF_PEER_SECRET=" + secret_};
+    if (kind_.tls) {
+      env.push_back("SKIFF_PEER_TLS_CERT=" + Certificates().cert);
+      env.push_back("SKIFF_PEER_TLS_KEY=" + Certificates().key);
+    }
+    SKIFF_RETURN_IF_ERROR(peer_.Start(argv, env));
     Result<std::string> line = peer_.ReadLine(std::chrono::seconds(30));
     if (!line.ok()) return line.status();
     port_ = support::PortOfListeningLine(*line);
-    if (port_ == 0) return Unavailable(kind_ + " said '" + *line + "'");
+    if (port_ == 0) return Unavailable(kind_.name + " said '" + *line + "'");
+    // A peer too old to know the TLS variables would serve plain ws://.
+    if (kind_.tls && line->find("scheme=wss") == std::string::npos) {
+      return Unavailable(kind_.name + " does not serve TLS: '" + *line + "'");
+    }
     return Status::Ok();
   }
 
@@ -164,11 +223,11 @@ class Target {
     return std::string(SKIFF_SOURCE_DIR) + "/bench/peers/node_modules/.bin/bun";
   }
   // Why a peer cannot run here, or empty.
-  static std::string Missing(const std::string& kind) {
-    if (kind == "bun-peer" && access(BunPath().c_str(), X_OK) != 0) {
+  static std::string Missing(const Kind& kind) {
+    if (kind.server == "bun-peer" && access(BunPath().c_str(), X_OK) != 0) {
       return "Bun not found at " + BunPath();
     }
-    if (kind == "node-peer") {
+    if (kind.server == "node-peer") {
       const std::string ws =
           std::string(SKIFF_SOURCE_DIR) + "/bench/peers/node_modules/ws/package.json";
       if (access("/usr/bin/node", X_OK) != 0) return "node not found at /usr/bin/node";
@@ -178,7 +237,8 @@ class Target {
   }
 
  private:
-  std::string kind_;
+  Kind kind_;
+  bool storm_ = false;
   support::TempDir dir_;
   std::unique_ptr<support::SkiffdProcess> skiffd_;
   support::Process peer_;
@@ -187,9 +247,23 @@ class Target {
   std::string io_threads_ = "1";
 };
 
-const std::vector<std::string>& Kinds() {
-  static const std::vector<std::string> kinds = {"bun-peer", "node-peer", "skiffd"};
+// Each peer before skiffd, for skiffd's ratios to them (SetRatios).
+const std::vector<Kind>& Kinds() {
+  static const std::vector<Kind> kinds = {
+      {"bun-peer", "bun-peer"},
+      {"node-peer", "node-peer"},
+      {"skiffd", "skiffd"},
+      {"bun-peer-tls", "bun-peer", true},
+      {"node-peer-tls", "node-peer", true},
+      {"skiffd-tls", "skiffd", true},
+  };
   return kinds;
+}
+// skiffd over TLS keeping every connection's record buffers (idle memory
+// only: what releasing them saves).
+const Kind& BuffersKept() {
+  static const Kind kind{"skiffd-tls-buffers-kept", "skiffd", true, false};
+  return kind;
 }
 
 std::vector<size_t> Sizes() {
@@ -211,17 +285,17 @@ bool CheckDescriptors(benchmark::State& state, size_t n) {
   return true;
 }
 
-std::optional<std::unique_ptr<Target>> StartOrSkip(benchmark::State& state,
-                                                   const std::string& kind) {
+std::optional<std::unique_ptr<Target>> StartOrSkip(benchmark::State& state, const Kind& kind,
+                                                   bool storm = false) {
   if (std::string missing = Target::Missing(kind); !missing.empty()) {
     std::fprintf(stderr,
                  "connections_bench: *** %s: %s; skipped (npm ci --prefix bench/peers "
                  "installs the peers) ***\n",
-                 kind.c_str(), missing.c_str());
+                 kind.name.c_str(), missing.c_str());
     state.SkipWithError(("skipped: " + missing).c_str());
     return std::nullopt;
   }
-  Result<std::unique_ptr<Target>> target = Target::Start(kind);
+  Result<std::unique_ptr<Target>> target = Target::Start(kind, storm);
   if (!target.ok()) {
     state.SkipWithError(target.status().ToString().c_str());
     return std::nullopt;
@@ -249,13 +323,13 @@ class ListenDropWatch {
     const std::string why = "the kernel dropped " + std::to_string(dropped) +
                             " connections at a full listen queue while they were opened "
                             "(TcpExt ListenOverflows/ListenDrops rose; " +
-                            t.kind() + ": " + t.SetUp() + ")";
+                            t.kind().name + ": " + t.SetUp() + ")";
     // Either way the case's figures would time SYN retransmits, not the
     // server, so none is reported. A drop at skiffd is a failure of
     // skiffd; a peer's (Bun listens with a backlog of 512 whatever it is
     // asked, Node accepts too slowly for 10,000 at once) is how that peer
     // is, so its case is skipped, saying why.
-    const std::string message = t.kind() == "skiffd" ? why : "skipped: " + why;
+    const std::string message = t.kind().skiffd() ? why : "skipped: " + why;
     state.SkipWithError(message.c_str());
     return false;
   }
@@ -282,7 +356,7 @@ void SetServerFigures(benchmark::State& state, const Target& t, double cpu_secon
 // ---- Idle memory -----------------------------------------------------------
 
 // An operation is a connection served: opened, logged in, one 12 KB echo.
-void BM_IdleConnections(benchmark::State& state, std::string kind, size_t n) {
+void BM_IdleConnections(benchmark::State& state, const Kind& kind, size_t n) {
   if (!CheckDescriptors(state, n)) return;
   for (auto _ : state) {
     auto target = StartOrSkip(state, kind);
@@ -295,6 +369,7 @@ void BM_IdleConnections(benchmark::State& state, std::string kind, size_t n) {
       ++replies;
       if (!expected.empty() && payload != expected) ++bad;
     });
+    if (!t.SetUpFleet(state, fleet)) return;
     const double rss_0 = t.ResidentMib();
     const double cpu_0 = t.CpuSeconds();
     ListenDropWatch drops;
@@ -353,16 +428,16 @@ nanoseconds Warmup() { return Options().profile == Profile::kQuick ? seconds(1) 
 nanoseconds Measured() { return ByProfile<nanoseconds>(seconds(3), seconds(10), seconds(30)); }
 
 // skiffd's figures as ratios to each peer's of the same shape (info).
-void SetRatios(benchmark::State& state, const std::string& kind, const std::string& shape,
+// Over TLS, the ratios are to the peers over TLS.
+void SetRatios(benchmark::State& state, const Kind& kind, const std::string& shape,
                const EchoResult& r) {
-  if (kind != "skiffd") {
-    PeerResults()[kind + "/" + shape] = r;
+  if (!kind.skiffd()) {
+    PeerResults()[kind.name + "/" + shape] = r;
     return;
   }
-  for (const char* peer : {"bun-peer", "node-peer"}) {
-    auto it = PeerResults().find(std::string(peer) + "/" + shape);
+  for (const std::string p : {"bun", "node"}) {
+    auto it = PeerResults().find(p + "-peer" + (kind.tls ? "-tls" : "") + "/" + shape);
     if (it == PeerResults().end()) continue;
-    const std::string p = std::string(peer).substr(0, std::string(peer).find('-'));
     SetInfo(state, "rps_vs_" + p, r.rps / it->second.rps);
     SetInfo(state, "cpu_per_reply_vs_" + p,
             r.server_cpu_us_per_reply / it->second.server_cpu_us_per_reply);
@@ -372,7 +447,7 @@ void SetRatios(benchmark::State& state, const std::string& kind, const std::stri
 
 // The time is the measured window, the same whatever the speed; the replies
 // are the items, so the comparer judges the time per reply.
-void BM_Echo(benchmark::State& state, std::string kind, size_t n, int delay_ms) {
+void BM_Echo(benchmark::State& state, const Kind& kind, size_t n, int delay_ms) {
   if (!CheckDescriptors(state, n)) return;
   const std::string shape = std::to_string(n) + "/" + std::to_string(delay_ms);
   for (auto _ : state) {
@@ -410,6 +485,7 @@ void BM_Echo(benchmark::State& state, std::string kind, size_t n, int delay_ms) 
         },
         send);
     fleet_ptr = &fleet;
+    if (!t.SetUpFleet(state, fleet)) return;
     ListenDropWatch drops;
     FleetOpenReport opened = fleet.Open(t.port(), n, seconds(120), kSetUpAtOnce);
     if (!drops.Check(state, t) || !OpenedAll(state, opened, n)) return;
@@ -457,8 +533,8 @@ void BM_Echo(benchmark::State& state, std::string kind, size_t n, int delay_ms) 
     std::fprintf(stderr,
                  "%s %zu conns %d ms\nrps: %.2f avg/max latency = %.2fms/%.2fms elapsed %.1fs\n"
                  "%.0f MB %.1f core usage\n",
-                 kind.c_str(), n, delay_ms, r.rps, lat.avg_us / 1000.0, r.max_latency_ms, elapsed,
-                 t.ResidentMib(), server_cpu / elapsed);
+                 kind.name.c_str(), n, delay_ms, r.rps, lat.avg_us / 1000.0, r.max_latency_ms,
+                 elapsed, t.ResidentMib(), server_cpu / elapsed);
     fleet.CloseAll(seconds(30));
   }
 }
@@ -466,20 +542,27 @@ void BM_Echo(benchmark::State& state, std::string kind, size_t n, int delay_ms) 
 // ---- Accept storm ----------------------------------------------------------
 
 // All connections at once; an operation is a connection opened.
-void BM_AcceptStorm(benchmark::State& state, std::string kind, size_t n) {
+void BM_AcceptStorm(benchmark::State& state, const Kind& kind, size_t n) {
   if (!CheckDescriptors(state, n)) return;
   for (auto _ : state) {
-    auto target = StartOrSkip(state, kind);
+    auto target = StartOrSkip(state, kind, /*storm=*/true);
     if (!target) return;
     Target& t = **target;
     state.SetLabel(t.SetUp());
     Fleet fleet([](size_t, std::string_view) {});
-    const double cpu_0 = t.CpuSeconds();
+    if (!t.SetUpFleet(state, fleet)) return;
+    const double cpu_0 = t.CpuSeconds(), client_cpu_0 = ThisProcessCpuSeconds();
     ListenDropWatch drops;
     FleetOpenReport opened = fleet.Open(t.port(), n, seconds(120));
     state.SetIterationTime(std::chrono::duration<double>(opened.elapsed).count());
     const double cpu = t.CpuSeconds() - cpu_0;
+    const double client_cpu = ThisProcessCpuSeconds() - client_cpu_0;
+    const double elapsed_s = std::chrono::duration<double>(opened.elapsed).count();
     SetInfo(state, "failed", double(opened.failed));
+    // Over TLS the client's handshakes cost as much as the server's: this
+    // says how close the one client thread came to being what limited.
+    SetInfo(state, "client_cores", client_cpu / elapsed_s);
+    SetInfo(state, "server_cores", cpu / elapsed_s);
     SetInfo(state, "ms_until_all_open",
             std::chrono::duration<double, std::milli>(opened.elapsed).count());
     if (!drops.Check(state, t) || !OpenedAll(state, opened, n)) return;
@@ -494,24 +577,30 @@ const bool kRegistered = AddRegistration([] {
     b->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   };
   for (size_t n : Sizes()) {
-    for (const std::string& kind : Kinds()) {
-      once(AddCase("BM_IdleConnections/" + kind + "/connections:" + std::to_string(n),
+    std::vector<Kind> idle = Kinds();
+    idle.push_back(BuffersKept());
+    for (const Kind& kind : idle) {
+      once(AddCase("BM_IdleConnections/" + kind.name + "/connections:" + std::to_string(n),
                    [kind, n](benchmark::State& s) { BM_IdleConnections(s, kind, n); }));
     }
   }
   for (size_t n : Sizes()) {
     for (int delay : {1000, 100, 10, 1}) {
-      for (const std::string& kind : Kinds()) {
-        once(AddCase("BM_Echo/" + kind + "/connections:" + std::to_string(n) +
+      for (const Kind& kind : Kinds()) {
+        once(AddCase("BM_Echo/" + kind.name + "/connections:" + std::to_string(n) +
                          "/delay_ms:" + std::to_string(delay),
                      [kind, n, delay](benchmark::State& s) { BM_Echo(s, kind, n, delay); }));
       }
     }
   }
+  // Plain: the one size of the profile. TLS: a handshake storm at every
+  // size, 1,000 being where the quick profile sees it.
   const size_t storm = Options().profile == Profile::kQuick ? 1000 : 10000;
-  for (const std::string& kind : Kinds()) {
-    once(AddCase("BM_AcceptStorm/" + kind + "/connections:" + std::to_string(storm),
-                 [kind, storm](benchmark::State& s) { BM_AcceptStorm(s, kind, storm); }));
+  for (const Kind& kind : Kinds()) {
+    for (size_t n : kind.tls ? Sizes() : std::vector<size_t>{storm}) {
+      once(AddCase("BM_AcceptStorm/" + kind.name + "/connections:" + std::to_string(n),
+                   [kind, n](benchmark::State& s) { BM_AcceptStorm(s, kind, n); }));
+    }
   }
 });
 

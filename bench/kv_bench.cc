@@ -2,7 +2,10 @@
 // unique keys, payload sizes, a mixed pipelined load, scans and a burst
 // after idle, through a real server over a real WebSocket (support/stack.h)
 // on each store. Every case checks what it did: reads are compared with
-// what was written, acknowledged writes are read back after the run.
+// what was written, acknowledged writes are read back after the run. The
+// pipelined get and set also run on a skiffd child over ws:// and wss://
+// side by side (.../child, .../child-tls): what TLS costs the server per
+// request (tls_cpu_ratio).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -336,7 +339,8 @@ const bool kRegistered = AddRegistration([] {
                         [](ScenarioContext& c) {
                           HotRead(c, "get", c.options().concurrency, c.options().pipeline, 400'000);
                         },
-                    .peer = true});
+                    .peer = true,
+                    .tls = true});
   RegisterScenario({"has/sequential", [](ScenarioContext& c) { HotRead(c, "has", 1, 1, 20'000); }});
   RegisterScenario(
       {"set-small/sequential", [](ScenarioContext& c) { Writes(c, "set_seq", 1, 1, 20'000); }});
@@ -346,7 +350,8 @@ const bool kRegistered = AddRegistration([] {
                           Writes(c, "set_pipe", c.options().concurrency, c.options().pipeline,
                                  400'000);
                         },
-                    .peer = true});
+                    .peer = true,
+                    .tls = true});
   RegisterScenario({"mixed-workload/pipelined", Mixed});
   RegisterScenario({"payload-1kb/set+get", [](ScenarioContext& c) { Payload(c, 1024, 10'000); }});
   RegisterScenario(

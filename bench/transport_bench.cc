@@ -4,7 +4,9 @@
 // login and logout; tcp-pingpong/sequential is the loopback round trip of
 // two plain sockets, the floor under every sequential scenario, and
 // get-vs-tcp/sequential holds a one-connection get to that floor, the two
-// measured in alternating rounds.
+// measured in alternating rounds. Both echo cases also run on a skiffd
+// child over ws:// and wss:// side by side (.../child, .../child-tls): what
+// TLS adds to a round trip and to the server's CPU per request.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -281,13 +283,15 @@ void GetVsTcp(ScenarioContext& ctx) {
 const bool kRegistered = AddRegistration([] {
   RegisterScenario({.name = "echo/sequential",
                     .body = [](ScenarioContext& c) { Echo(c, 1, 1, 20'000); },
-                    .peer = true});
+                    .peer = true,
+                    .tls = true});
   RegisterScenario({.name = "echo/pipelined",
                     .body =
                         [](ScenarioContext& c) {
                           Echo(c, c.options().concurrency, c.options().pipeline, 400'000);
                         },
-                    .peer = true});
+                    .peer = true,
+                    .tls = true});
   RegisterScenario({.name = "session-churn/login+logout", .body = SessionChurn});
   RegisterScenario({.name = "get-vs-tcp/sequential", .body = GetVsTcp});
   AddCase("tcp-pingpong/sequential", BM_TcpPingPong)

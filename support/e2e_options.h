@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace skiff::bench {
 
 struct E2eOptions {
@@ -21,10 +25,14 @@ struct E2eOptions {
   uint64_t timeout_ms = 10000;
   uint64_t cap_ms = 0;  // 0 = 25 s x the profile's scale
   std::string durability = "commit";
-  std::string server = "inprocess";
-  std::string url;
+  std::string server = "inprocess";  // inprocess | child | child-tls
+  std::string url;                   // ws:// or wss://
   std::string user;
   std::string secret;
+  // wss:// --url: the PEM roots its certificate must chain to (empty: the
+  // system store); `insecure` (tests only) accepts any certificate.
+  std::string tls_ca;
+  bool insecure = false;
   std::string bun;
   // A skiffd binary to start instead of the one built with the suite, and
   // flags added to a skiffd child's command line.
@@ -42,8 +50,14 @@ struct E2eOptions {
 
 const E2eOptions& GetE2eOptions();
 
-// Host and port of a ws://HOST:PORT[/] url; false when it is not one.
-bool ParseWsUrl(const std::string& url, std::string* host, uint16_t* port);
+// Host and port of a ws://HOST:PORT[/] or wss://HOST:PORT[/] url (an IPv6
+// host in brackets, returned without them), and in `tls` (when given)
+// whether it was wss://; false when it is not one.
+bool ParseWsUrl(const std::string& url, std::string* host, uint16_t* port, bool* tls = nullptr);
+
+// The suite's TLS flags for a wss:// --url (--tls-ca, --insecure), added to
+// the end-to-end options' group of the command line.
+void AddE2eTlsFlags(CLI::App& app, E2eOptions& e2e, const std::string& group);
 
 }  // namespace skiff::bench
 

@@ -7,14 +7,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <asio.hpp>
+#include <asio/ssl/stream.hpp>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
 
+#include "support/driver_tls.h"
 #include "support/frame_input.h"
 
 #include "ws/frame.h"
@@ -151,6 +154,10 @@ struct DriverConnection {
   const size_t index;  // in the driver's list
 
   asio::ip::tcp::socket socket;
+  // TLS over `socket`: an Asio stream for the event loop, or in the
+  // sequential mode OpenSSL on the descriptor itself (RunSequential).
+  std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket&>> tls;
+  std::unique_ptr<SslFdStream> fd_tls;
   FrameInput reader;
   std::string out;      // frames waiting for the write in progress
   std::string writing;  // the frames of the write in progress
@@ -178,11 +185,17 @@ class LoadDriver::Impl {
     asio::ip::tcp::resolver resolver(io_);
     auto endpoints = resolver.resolve(options_.host, std::to_string(options_.port), ec);
     if (ec) return Unavailable("cannot resolve " + options_.host + ": " + ec.message());
+    if (options_.tls) {
+      auto context = NewClientContext(options_.tls_ca, options_.insecure);
+      if (!context.ok()) return context.status();
+      tls_context_ = std::move(*context);
+    }
     for (size_t i = 0; i < options_.connections; ++i) {
       auto conn = std::make_unique<DriverConnection>(io_, conns_.size());
       asio::connect(conn->socket, endpoints, ec);
       if (ec) return Unavailable("cannot connect to " + Where() + ": " + ec.message());
       conn->socket.set_option(asio::ip::tcp::no_delay(true));
+      if (tls_context_) SKIFF_RETURN_IF_ERROR(StartTls(*conn));
       SKIFF_RETURN_IF_ERROR(Handshake(*conn));
       conn->slots.resize(options_.pipeline);
       conns_.push_back(std::move(conn));
@@ -201,6 +214,11 @@ class LoadDriver::Impl {
 
   RunResult Run(Workload& workload, const RunLimits& limits) {
     result_ = RunResult();
+    if (limits.rate > 0 && !conns_.empty() && conns_[0]->fd_tls) {
+      // Its connection has no Asio stream to pace requests on.
+      Count(ErrorKind::kProtocol, "an open-loop run over TLS needs more than one slot");
+      return std::move(result_);
+    }
     workload_ = &workload;
     limits_ = limits;
     issued_ = 0;
@@ -287,15 +305,59 @@ class LoadDriver::Impl {
  private:
   std::string Where() const { return options_.host + ":" + std::to_string(options_.port); }
 
+  // TLS on a connected socket: OpenSSL on the descriptor for a sequential
+  // driver, which never runs the event loop on it, else an Asio stream.
+  Status StartTls(DriverConnection& conn) {
+    if (sequential_) {
+      const int fd = conn.socket.native_handle();
+      const int flags = fcntl(fd, F_GETFL);
+      if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        return Internal(std::string("cannot make the socket blocking: ") + std::strerror(errno));
+      }
+      auto stream = SslFdStream::Connect(*tls_context_, fd, options_.host);
+      if (!stream.ok()) return stream.status();
+      conn.fd_tls = std::move(*stream);
+      return Status::Ok();
+    }
+    conn.tls =
+        std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(conn.socket, *tls_context_);
+    SSL* ssl = conn.tls->native_handle();
+    if (!ExpectServerName(ssl, options_.host)) {
+      return Internal("TLS: cannot set the name to verify, " + options_.host);
+    }
+    asio::error_code ec;
+    conn.tls->handshake(asio::ssl::stream_base::client, ec);
+    if (ec) {
+      return Unavailable("TLS handshake with " + Where() + ": " +
+                         HandshakeFailure(ssl, ec.message()));
+    }
+    return Status::Ok();
+  }
+
   Status Handshake(DriverConnection& conn) {
+    if (conn.fd_tls) return Upgrade(conn, *conn.fd_tls);
+    if (conn.tls) return Upgrade(conn, *conn.tls);
+    return Upgrade(conn, conn.socket);
+  }
+
+  // The WebSocket upgrade over `stream`, with blocking calls.
+  template <typename Stream>
+  Status Upgrade(DriverConnection& conn, Stream& stream) {
+    auto failed = [&](const asio::error_code& ec) {
+      std::string why = ec.message();
+      if constexpr (std::is_same_v<Stream, SslFdStream>) {
+        if (!stream.error().empty()) why = stream.error();
+      }
+      return Unavailable("handshake with " + Where() + ": " + why);
+    };
     asio::error_code ec;
     const std::string key = ws::NewClientKey();
     const std::string request = ws::ClientRequest(Where(), key);
-    asio::write(conn.socket, asio::buffer(request), ec);
-    if (ec) return Unavailable("handshake with " + Where() + ": " + ec.message());
+    asio::write(stream, asio::buffer(request), ec);
+    if (ec) return failed(ec);
     asio::streambuf response;
-    asio::read_until(conn.socket, response, "\r\n\r\n", ec);
-    if (ec) return Unavailable("handshake with " + Where() + ": " + ec.message());
+    asio::read_until(stream, response, "\r\n\r\n", ec);
+    if (ec) return failed(ec);
     const std::string received(asio::buffers_begin(response.data()),
                                asio::buffers_end(response.data()));
     size_t head = 0;
@@ -357,7 +419,12 @@ class LoadDriver::Impl {
     period.tv_usec = std::chrono::microseconds(kSweepPeriod).count();
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &period, sizeof period);
     while (in_flight_ > 0 && conn.open) {
-      if (!conn.out.empty()) {
+      if (!conn.out.empty() && conn.fd_tls) {
+        if (!conn.fd_tls->Write(conn.out)) {
+          return Lost(conn, "write failed: " + conn.fd_tls->error());
+        }
+        conn.out.clear();
+      } else if (!conn.out.empty()) {
         std::string_view left = conn.out;
         while (!left.empty()) {
           const ssize_t n = ::send(fd, left.data(), left.size(), MSG_NOSIGNAL);
@@ -368,6 +435,10 @@ class LoadDriver::Impl {
         conn.out.clear();
       }
       FrameInput::Span space = conn.reader.Space();
+      if (conn.fd_tls) {
+        ReadTls(conn, space);
+        continue;
+      }
       const ssize_t n = ::recv(fd, space.data, space.size, 0);
       if (n > 0) {
         conn.reader.Commit(size_t(n));
@@ -382,35 +453,60 @@ class LoadDriver::Impl {
     }
   }
 
+  // RunSequential's read over TLS.
+  void ReadTls(DriverConnection& conn, FrameInput::Span space) {
+    const ptrdiff_t n = conn.fd_tls->Read(space.data, space.size);
+    if (n > 0) {
+      conn.reader.Commit(size_t(n));
+      OnBytes(conn);
+    } else if (n == SslFdStream::kClosed) {
+      Lost(conn, "closed by the server");
+    } else if (n == SslFdStream::kTimedOut) {
+      Sweep();
+    } else {
+      Lost(conn, "read failed: " + conn.fd_tls->error());
+    }
+  }
+
   void Flush(DriverConnection& conn) {
     if (sequential_ && limits_.rate <= 0) return;  // RunSequential writes
     if (conn.write_busy || conn.out.empty() || !conn.open) return;
     conn.write_busy = true;
     conn.writing.swap(conn.out);
     conn.out.clear();
-    asio::async_write(conn.socket, asio::buffer(conn.writing),
-                      [this, &conn](const asio::error_code& ec, size_t) {
-                        conn.write_busy = false;
-                        conn.writing.clear();
-                        if (ec) return Lost(conn, "write failed: " + ec.message());
-                        Flush(conn);
-                      });
+    auto written = [this, &conn](const asio::error_code& ec, size_t) {
+      conn.write_busy = false;
+      conn.writing.clear();
+      if (ec) return Lost(conn, "write failed: " + ec.message());
+      Flush(conn);
+    };
+    if (conn.tls) {
+      asio::async_write(*conn.tls, asio::buffer(conn.writing), std::move(written));
+    } else {
+      asio::async_write(conn.socket, asio::buffer(conn.writing), std::move(written));
+    }
   }
 
   void StartRead(DriverConnection& conn) {
     if (conn.read_busy || !conn.open) return;
     conn.read_busy = true;
     FrameInput::Span space = conn.reader.Space();
-    conn.socket.async_read_some(
-        asio::buffer(space.data, space.size), [this, &conn](const asio::error_code& ec, size_t n) {
-          conn.read_busy = false;
-          if (ec)
-            return Lost(conn, ec == asio::error::eof ? "closed by the server"
-                                                     : "read failed: " + ec.message());
-          conn.reader.Commit(n);
-          OnBytes(conn);
-          if (conn.open) StartRead(conn);
-        });
+    auto read = [this, &conn](const asio::error_code& ec, size_t n) {
+      conn.read_busy = false;
+      if (ec) {
+        // A TLS server may close without close_notify (stream_truncated).
+        const bool closed = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+        return Lost(conn, closed ? "closed by the server" : "read failed: " + ec.message());
+      }
+      conn.reader.Commit(n);
+      OnBytes(conn);
+      if (conn.open) StartRead(conn);
+    };
+    if (conn.tls) {
+      conn.tls->async_read_some(asio::buffer(space.data, space.size), std::move(read));
+    } else {
+      conn.socket.async_read_some(asio::buffer(space.data, space.size), std::move(read));
+    }
   }
 
   void OnBytes(DriverConnection& conn) {
@@ -617,7 +713,8 @@ class LoadDriver::Impl {
   const bool sequential_;  // see RunSequential
   asio::io_context io_{1};
   asio::steady_timer timer_;
-  asio::steady_timer pace_timer_;  // open loop: when the next request is due
+  asio::steady_timer pace_timer_;                    // open loop: when the next request is due
+  std::unique_ptr<asio::ssl::context> tls_context_;  // null: plain ws://
   std::vector<std::unique_ptr<DriverConnection>> conns_;
   ws::MaskKeys mask_keys_;
   // The current run.

@@ -3,7 +3,8 @@
 // Workload that writes requests and judges replies.
 //
 // It speaks the v1 wire directly over Asio (handshake, masked text frames,
-// ids) instead of going through the SDK, so that what limits a pipelined run
+// ids; over TLS when the options say so, see support/driver_tls.h) instead
+// of going through the SDK, so that what limits a pipelined run
 // is the server and not the client: replies are matched by id with a
 // substring scan, never parsed into a tree unless a workload asks.
 // Everything happens on the thread that calls Run (or Call); that thread's
@@ -36,6 +37,13 @@ struct DriverOptions {
   size_t pipeline = 32;  // requests in flight per connection (at most 4096)
   // A request without a reply this long after it was sent is a timeout.
   std::chrono::milliseconds timeout{10000};
+  // wss://: every connection speaks TLS. The server's chain must lead to a
+  // root in the PEM file `tls_ca` (empty: the system store) and name
+  // `host` (a DNS name, also sent as SNI, or an IP address).
+  bool tls = false;
+  std::string tls_ca;
+  // Tests only: TLS that accepts any certificate, unchecked.
+  bool insecure = false;
 };
 
 // How a failed request failed.

@@ -18,6 +18,39 @@ namespace {
 
 constexpr uint64_t kMaxOps = 500'000;
 
+// The plain and the TLS child rows of one scenario on one store: the plain
+// row, registered first, leaves its server CPU per request for the TLS
+// row's ratio.
+struct TlsPair {
+  double plain_cpu_us_per_op = 0;  // 0: the plain row measured none
+};
+
+double ServerCpuUsPerOp(const ScenarioContext& ctx) {
+  const RunResult* run = ctx.measured();
+  if (run == nullptr || run->ops == 0 || !ctx.server_cpu_known()) return 0;
+  return 1e6 * ctx.server_cpu_seconds() / double(run->ops);
+}
+
+// What TLS costs the server per request, beside the plain row's figure.
+void ReportTlsCost(benchmark::State& state, const ScenarioContext& ctx, bool tls, TlsPair& pair) {
+  const double per_op = ctx.failed() ? 0 : ServerCpuUsPerOp(ctx);
+  if (!tls) {
+    pair.plain_cpu_us_per_op = per_op;
+    return;
+  }
+  if (per_op <= 0 || pair.plain_cpu_us_per_op <= 0) {
+    std::fprintf(stderr, "tls: no ratio (the plain child row did not run or measured nothing)\n");
+    return;
+  }
+  const double ratio = per_op / pair.plain_cpu_us_per_op;
+  SetInfo(state, "plain_server_cpu_us_per_op", pair.plain_cpu_us_per_op);
+  SetInfo(state, "tls_cpu_ratio", ratio);
+  std::fprintf(stderr,
+               "tls: server CPU per request %.2f us over wss://, %.2f us over ws:// (x%.3f, "
+               "%+.1f%%)\n",
+               per_op, pair.plain_cpu_us_per_op, ratio, 100 * (ratio - 1));
+}
+
 std::string Compact(double v) {
   char buf[32];
   if (v >= 1e6) {
@@ -108,7 +141,7 @@ void Report(benchmark::State& state, const std::string& name, ScenarioContext& c
 }
 
 void RunCase(benchmark::State& state, const ScenarioSpec& spec, const std::string& full_name,
-             const StackOptions& stack_options) {
+             const StackOptions& stack_options, TlsPair* pair) {
   std::fprintf(stderr, "start:  %s\n", full_name.c_str());
   auto stack = Stack::Start(stack_options);
   if (!stack.ok()) {
@@ -131,6 +164,7 @@ void RunCase(benchmark::State& state, const ScenarioSpec& spec, const std::strin
                                : 1e-9);
   }
   Report(state, full_name, ctx);
+  if (pair != nullptr) ReportTlsCost(state, ctx, (*stack)->tls(), *pair);
   // The server's final flush is part of the run: a store error there fails it.
   if (Status stopped = (*stack)->Stop(); !stopped.ok()) {
     ctx.Fail("server stop: " + stopped.ToString());
@@ -240,13 +274,20 @@ void RegisterScenario(ScenarioSpec spec) {
   const E2eOptions& o = GetE2eOptions();
   if (spec.full_only && Options().profile != Profile::kFull) return;
   auto shared = std::make_shared<ScenarioSpec>(std::move(spec));
-  std::vector<std::pair<std::string, StackOptions>> targets;
+  struct Target {
+    std::string name;
+    StackOptions stack;
+    std::shared_ptr<TlsPair> pair;
+  };
+  std::vector<Target> targets;
   if (o.Remote()) {
     StackOptions so;
     so.url = o.url;
     so.user = o.user;
     so.secret = o.secret;
-    targets.emplace_back(shared->name + "/url", so);
+    so.tls_ca = o.tls_ca;
+    so.insecure = o.insecure;
+    targets.push_back({shared->name + "/url", so, nullptr});
   } else {
     for (const std::string& store : SelectedStores()) {
       StackOptions so;
@@ -260,17 +301,26 @@ void RegisterScenario(ScenarioSpec spec) {
       so.skiffd = o.skiffd;
       so.child_flags = o.skiffd_args;
       so.drop_one_add_in = o.drop_one_add_in;
-      targets.emplace_back(shared->name + "/" + store + "/" + o.durability, so);
+      const std::string name = shared->name + "/" + store + "/" + o.durability;
+      targets.push_back({name, so, nullptr});
+      if (shared->tls && o.server == "inprocess" && store != "memory") {
+        auto pair = std::make_shared<TlsPair>();
+        so.drop_one_add_in = 0;
+        so.server = "child";
+        targets.push_back({name + "/child", so, pair});
+        so.server = "child-tls";
+        targets.push_back({name + "/child-tls", so, pair});
+      }
     }
   }
   if (shared->peer && !o.bun.empty()) {
     StackOptions so;
     so.bun = o.bun;
-    targets.emplace_back(shared->name + "/bun-peer", so);
+    targets.push_back({shared->name + "/bun-peer", so, nullptr});
   }
-  for (auto& [name, so] : targets) {
-    AddCase(name, [shared, name = name,
-                   so = so](benchmark::State& state) { RunCase(state, *shared, name, so); })
+  for (Target& t : targets) {
+    AddCase(t.name, [shared, name = t.name, so = t.stack, pair = t.pair](
+                        benchmark::State& state) { RunCase(state, *shared, name, so, pair.get()); })
         ->Iterations(1)
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);

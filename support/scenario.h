@@ -2,7 +2,10 @@
 //
 // RegisterScenario(name, body) registers one case per target: every store
 // chosen with --store at the --durability chosen (name/store/durability),
-// or the one server named by --url (name/url). Each case runs exactly once
+// or the one server named by --url (name/url). A scenario marked `tls` also
+// runs on a skiffd child over ws:// and over wss://, side by side
+// (name/store/durability/child and .../child-tls); the TLS row reports its
+// server CPU per request over the plain row's (tls_cpu_ratio). Each case runs exactly once
 // (one iteration; the scenario bounds itself by op count and --cap) and
 // uses manual time: the wall time of its one measured run. Around the body
 // the harness starts the Stack, prints progress on stderr, and afterwards
@@ -89,6 +92,10 @@ struct ScenarioSpec {
   bool full_only = false;  // runs with --profile=full only
   // Also run against the Bun peer when --bun is given (name/bun-peer).
   bool peer = false;
+  // Also run on a child over ws:// and wss:// (see above) when the suite
+  // runs in-process servers; not on the memory store, which a child cannot
+  // open.
+  bool tls = false;
 };
 
 // Registers the scenario for every target (see above); call from a function

@@ -10,6 +10,8 @@
 #include "support/e2e_options.h"
 #include "support/losing_add_handler.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
+#include "support/test_certs.h"
 #include "support/test_store.h"
 
 namespace skiff::bench {
@@ -66,7 +68,7 @@ class Stack::Impl {
     host_ = "127.0.0.1";
     store_kind_ = options_.store;
     durability_ = options_.durability;
-    if (options_.server == "child") return StartChild();
+    if (options_.server == "child" || options_.server == "child-tls") return StartChild();
     if (options_.server != "inprocess")
       return BadRequest("unknown server '" + options_.server + "'");
     server::ServerOptions so;
@@ -105,6 +107,9 @@ class Stack::Impl {
     o.port = port_;
     o.user = user_;
     o.secret = secret_;
+    o.tls = tls_;
+    o.tls_ca = tls_ca_;
+    o.insecure = insecure_;
     return o;
   }
 
@@ -162,18 +167,27 @@ class Stack::Impl {
   std::string store_kind_;
   std::string durability_;
   std::string where_;
+  bool tls_ = false;
+  std::string tls_ca_;
+  bool insecure_ = false;
+  // child-tls: the certificates' directory, kept while the child may
+  // restart.
+  std::unique_ptr<support::TempDir> cert_dir_;
+  support::TestCertFiles certs_;
   const uint32_t table_nonce_ = std::random_device()();
   uint32_t tables_ = 0;
 
  private:
   // Starts `argv` and reads the line that says where it listens.
+  // With `wss`, the line must also say that the port serves TLS.
   Status StartListening(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                        const char* what) {
+                        const char* what, bool wss = false) {
     auto child = std::make_unique<support::Process>();
     SKIFF_RETURN_IF_ERROR(child->Start(argv, env));
     Result<std::string> line = child->ReadLine(std::chrono::seconds(30));
     child->CloseOutput();
     port_ = line.ok() ? support::PortOfListeningLine(*line) : 0;
+    if (wss && line.ok() && line->find("scheme=wss") == std::string::npos) port_ = 0;
     if (port_ == 0) {
       return Unavailable(std::string(what) + " did not start: " +
                          (line.ok() ? "it said '" + *line + "'" : line.status().ToString()));
@@ -197,9 +211,19 @@ class Stack::Impl {
                                      "--port=0",
                                      "--durability=" + options_.durability,
                                      "--io-threads=" + std::to_string(options_.io_threads)};
+    if (options_.server == "child-tls") {
+      if (!cert_dir_) {  // a restart keeps the same certificates
+        cert_dir_ = std::make_unique<support::TempDir>();
+        certs_ = support::WriteTestCertificates(cert_dir_->path().string());
+      }
+      argv.push_back("--tls-cert=" + certs_.cert);
+      argv.push_back("--tls-key=" + certs_.key);
+      tls_ = true;
+      tls_ca_ = certs_.ca;
+    }
     argv.insert(argv.end(), options_.child_flags.begin(), options_.child_flags.end());
-    SKIFF_RETURN_IF_ERROR(StartListening(argv, {}, "skiffd"));
-    where_ = "child pid " + std::to_string(child_->pid());
+    SKIFF_RETURN_IF_ERROR(StartListening(argv, {}, "skiffd", tls_));
+    where_ = "child pid " + std::to_string(child_->pid()) + (tls_ ? " (wss)" : "");
     return Status::Ok();
 #endif
   }
@@ -224,9 +248,15 @@ class Stack::Impl {
   }
 
   Status Attach() {
-    if (!ParseWsUrl(options_.url, &host_, &port_)) {
-      return BadRequest("--url takes ws://HOST:PORT, not '" + options_.url + "'");
+    if (!ParseWsUrl(options_.url, &host_, &port_, &tls_)) {
+      return BadRequest("--url takes ws://HOST:PORT or wss://HOST:PORT, not '" + options_.url +
+                        "'");
     }
+    if (!tls_ && (options_.insecure || !options_.tls_ca.empty())) {
+      return BadRequest("--tls-ca and --insecure are for a wss:// --url");
+    }
+    tls_ca_ = options_.tls_ca;
+    insecure_ = options_.insecure;
     if (options_.user.empty()) return BadRequest("--url needs --user and --secret");
     user_ = options_.user;
     secret_ = options_.secret;
@@ -290,6 +320,7 @@ std::string Stack::FreshTable(const std::string& stem) {
 std::optional<double> Stack::ServerCpuSeconds() const { return impl_->ServerCpuSeconds(); }
 bool Stack::in_process() const { return impl_->server_ != nullptr; }
 pid_t Stack::pid() const { return impl_->child_ ? impl_->child_->pid() : -1; }
+bool Stack::tls() const { return impl_->tls_; }
 Status Stack::Restart() { return impl_->Restart(); }
 Status Stack::Stop() { return impl_->Stop(); }
 const StackOptions& Stack::options() const { return impl_->options_; }

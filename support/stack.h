@@ -8,9 +8,13 @@
 //     same kind of fresh store (sqlite or postgres), for cases whose memory
 //     must be the server's alone or whose thousands of connections need the
 //     descriptors of two processes;
+//   - child-tls: the same child serving wss:// with fresh test certificates
+//     (support/test_certs.h) in a directory of its own; the driver trusts
+//     their root and checks the server's name (127.0.0.1);
 //   - peer: the minimal Bun server of bench/peers/, for side-by-side runs;
-//   - attached: a running server named by a ws:// url, with a given user and
-//     secret (operators pointing the suite at a release server).
+//   - attached: a running server named by a ws:// or wss:// url, with a
+//     given user and secret (operators pointing the suite at a release
+//     server); wss:// trusts `tls_ca` or the system store.
 // A user "bench" with read and write on every table is created for the run
 // (attached: the given one). Tables are named per run (FreshTable), so runs
 // against one long-lived server never see each other's rows.
@@ -40,11 +44,16 @@ namespace skiff::bench {
 struct StackOptions {
   std::string store = "sqlite";       // memory | sqlite | postgres
   std::string durability = "commit";  // commit | memory
-  std::string server = "inprocess";   // inprocess | child
-  // Attach to this running server instead (ws://HOST:PORT), as this user.
+  std::string server = "inprocess";   // inprocess | child | child-tls
+  // Attach to this running server instead (ws:// or wss://HOST:PORT), as
+  // this user.
   std::string url;
   std::string user;
   std::string secret;
+  // wss:// url: the PEM roots to trust (empty: the system store), or, for
+  // tests only, no check at all.
+  std::string tls_ca;
+  bool insecure = false;
   // Start the Bun peer (bench/peers/kv_peer.ts) with this bun binary
   // instead of a Skiff server.
   std::string bun;
@@ -101,6 +110,8 @@ class Stack {
   bool in_process() const;
   // The child's (or peer's) pid; -1 otherwise.
   pid_t pid() const;
+  // Whether the driver speaks wss:// to the server.
+  bool tls() const;
 
   // Stops a child gracefully (SIGTERM: it commits what it applied) and
   // starts it again on the same store and flags; the port may change.

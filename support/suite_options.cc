@@ -110,19 +110,21 @@ void AddOptions(CLI::App& app, SuiteOptions& o, std::string* stores, std::string
       ->check(CLI::Range(0, 86'400'000))
       ->capture_default_str()
       ->group(e2e);
-  app.add_option("--server", e.server, "run skiffd in this process or as a child process")
+  app.add_option("--server", e.server,
+                 "run skiffd in this process or as a child process (child-tls: serving wss://)")
       ->envname("SKIFF_BENCH_SERVER")
-      ->check(CLI::IsMember({"inprocess", "child"}))
+      ->check(CLI::IsMember({"inprocess", "child", "child-tls"}))
       ->capture_default_str()
       ->group(e2e);
-  app.add_option("--url", e.url, "use the running server at ws://HOST:PORT instead")
+  app.add_option("--url", e.url, "use the running server at ws:// or wss://HOST:PORT instead")
       ->envname("SKIFF_URL")
       ->check([](const std::string& v) {
         std::string host;
         uint16_t port = 0;
-        return ParseWsUrl(v, &host, &port) ? "" : "takes ws://HOST:PORT, not '" + v + "'";
+        return ParseWsUrl(v, &host, &port) ? "" : "takes ws:// or wss://HOST:PORT, not '" + v + "'";
       })
       ->group(e2e);
+  AddE2eTlsFlags(app, e, e2e);
   app.add_option("--user", e.user, "user for --url")->envname("SKIFF_USER")->group(e2e);
   app.add_option("--secret", e.secret, "secret of --user")->envname("SKIFF_SECRET")->group(e2e);
   app.add_option("--bun", e.bun,

@@ -7,7 +7,10 @@
 //
 // Frames are read and written with the frame codec the server uses
 // (src/ws), in the client role: every server frame is checked as RFC 6455
-// asks of a client. Not thread-safe: one thread owns a fleet.
+// asks of a client. With UseTls, every connection opened after it speaks
+// TLS (OpenSSL, a non-blocking client session per connection on the same
+// loop; the server's chain and name verified) and its TLS handshake comes
+// before the WebSocket upgrade. Not thread-safe: one thread owns a fleet.
 #ifndef SKIFF_SUPPORT_WS_FLEET_H_
 #define SKIFF_SUPPORT_WS_FLEET_H_
 
@@ -22,9 +25,21 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
+
 #include "ws/frame.h"
 
+typedef struct ssl_ctx_st SSL_CTX;
+
 namespace skiff::bench {
+
+// What a TLS fleet trusts and checks.
+struct FleetTls {
+  std::string ca_file;  // PEM roots the server's chain must lead to
+  // Checked against the server's certificate (a DNS name or an IP
+  // address); a name is also sent as SNI.
+  std::string server_name = "localhost";
+};
 
 struct FleetOpenReport {
   size_t opened = 0;
@@ -46,6 +61,13 @@ class Fleet {
   ~Fleet();  // closes every connection
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
+
+  // Makes every connection opened after it speak TLS, and has the process
+  // ignore SIGPIPE (OpenSSL writes to the socket with write(2)).
+  // bad_request when the CA file cannot be read as PEM certificates or the
+  // name is empty.
+  Status UseTls(const FleetTls& tls);
+  bool tls() const { return tls_ctx_ != nullptr; }
 
   // Opens `n` more connections to 127.0.0.1:`port` and returns once each
   // is open or failed, or at `timeout`. By default all at once (every
@@ -75,7 +97,8 @@ class Fleet {
   void CloseAll(std::chrono::milliseconds timeout);
 
   size_t size() const { return conns_.size(); }
-  // Connections open now (handshake done, not closed by either side).
+  // Connections open now (TLS and WebSocket handshakes done, not closed by
+  // either side).
   size_t open() const { return open_; }
   bool is_open(size_t i) const;
   // Connections the server closed or reset (not by CloseAll).
@@ -89,6 +112,10 @@ class Fleet {
   // start is added closed.
   void StartOne(uint16_t port);
   void Handle(size_t i, uint32_t events);
+  // Starts (or goes on with) connection i's TLS handshake once its TCP
+  // connect is done; the WebSocket request follows when it completes.
+  void StartTls(size_t i);
+  void ContinueTls(size_t i);
   void OnReadable(size_t i);
   void OnWritable(size_t i);
   void Finish(size_t i, bool lost, std::string why);
@@ -98,6 +125,9 @@ class Fleet {
   OnText on_text_;
   OnWake on_wake_;
   int epoll_fd_ = -1;
+  SSL_CTX* tls_ctx_ = nullptr;  // null: plain connections
+  std::string tls_name_;
+  bool tls_name_is_ip_ = false;
   std::vector<std::unique_ptr<Conn>> conns_;
   size_t open_ = 0;
   size_t pending_ = 0;  // connecting or handshaking

@@ -1,10 +1,7 @@
 // Opens the TypeScript client of src/js for a driver, on a WebSocket that
 // counts what crosses the wire (frames and bytes each way), so the figures
 // are counted, not assumed. The socket underneath is the one the Node entry
-// uses (the `ws` package, resolved from the client's own folder), under
-// Node and under Bun alike.
-import { createRequire } from 'node:module';
-import { isAbsolute } from 'node:path';
+// uses by default in the runtime.
 import { pathToFileURL } from 'node:url';
 
 export function newWireCounts() {
@@ -23,6 +20,7 @@ function countingWebSocket(Base, counts) {
     get readyState() { return this.inner.readyState; }
     // The stream under `ws`, so the client's one write per turn (node.ts)
     // is measured as it runs unwrapped; every frame still passes send().
+    // (BunWebSocket batches a turn's frames itself.)
     get _socket() { return this.inner._socket; }
     get onopen() { return this.inner.onopen; }
     set onopen(f) { this.inner.onopen = f; }
@@ -51,11 +49,17 @@ function countingWebSocket(Base, counts) {
 // The client module and the counting socket class, loaded once.
 export async function loadClient(clientPath, counts) {
   const module = await import(pathToFileURL(clientPath).href);
-  // Bun answers with its built-in `ws` by name, Node with a file.
-  const wsPath = createRequire(clientPath).resolve('ws');
-  const ws = await import(isAbsolute(wsPath) ? pathToFileURL(wsPath).href : wsPath);
-  const Base = ws.default ?? ws.WebSocket;
-  return { Client: module.Client, WebSocket: countingWebSocket(Base, counts) };
+  return { Client: module.Client, WebSocket: countingWebSocket(entryWebSocket(module.Client), counts) };
+}
+
+// The WebSocket the client's entry uses when the options name none (under
+// Node the `ws` package, under Bun its own socket over Bun's TCP API).
+function entryWebSocket(Client) {
+  return class extends Client {
+    static socketClass() {
+      return this.defaultWebSocket();
+    }
+  }.socketClass();
 }
 
 // One connected, logged-in client with `inflight` calls at most in flight.

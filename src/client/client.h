@@ -61,8 +61,9 @@ bool IsTransportFailure(const Status& status);
 class Client {
  public:
   // Connects every pooled connection (and logs in when options.user is set).
-  // unavailable when the server cannot be reached within connect_timeout;
-  // the server's error (unauthorized) when login fails.
+  // unavailable when the server cannot be reached within connect_timeout or,
+  // over TLS, its certificate fails a check (the message says which); the
+  // server's error (unauthorized) when login fails.
   static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
 
   ~Client();  // Shutdown()

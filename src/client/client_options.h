@@ -15,6 +15,16 @@ namespace skiff::client {
 struct ClientOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 7420;
+  // wss:// instead of ws://. The server's certificate chain is checked
+  // against `tls_ca_file` (PEM; empty: the system's store) and its name or
+  // IP address against `host`, with SNI, over TLS 1.2 or later; a failed
+  // check fails Connect with unavailable and the reason ("certificate
+  // verify failed: hostname mismatch").
+  bool tls = false;
+  std::string tls_ca_file;
+  // Skips both checks, so anyone on the path can read and change the
+  // traffic. For tests against throwaway certificates only.
+  bool tls_insecure = false;
   // Connections in the pool; requests are spread over them.
   size_t connections = 1;
   // Requests one connection pipelines before further ones wait in its queue.

@@ -41,6 +41,10 @@ namespace skiff::client {
 struct DeviceOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 7420;
+  // wss://, as ClientOptions' fields of the same names.
+  bool tls = false;
+  std::string tls_ca_file;
+  bool tls_insecure = false;  // tests only
   std::string user;
   std::string secret;
   // The device's id (up to 256 bytes); it belongs to the user who first

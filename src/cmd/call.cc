@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "client/client.h"
 #include "cmd/command_line.h"
+#include "cmd/ws_url.h"
 #include "doc/document.h"
 
 namespace skiff::cmd {
@@ -15,24 +17,6 @@ namespace {
 constexpr int kOk = 0;
 constexpr int kRefused = 1;
 constexpr int kUnreachable = 6;
-
-// "ws://HOST:PORT[/]" -> host and port; false when it is not one.
-bool ParseUrl(std::string url, std::string* host, uint16_t* port) {
-  const std::string scheme = "ws://";
-  if (url.rfind(scheme, 0) != 0) return false;
-  url = url.substr(scheme.size());
-  if (const size_t slash = url.find('/'); slash != std::string::npos) url.resize(slash);
-  const size_t colon = url.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == url.size()) return false;
-  const std::string digits = url.substr(colon + 1);
-  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  const unsigned long p = std::strtoul(digits.c_str(), nullptr, 10);
-  if (p == 0 || p > 65535) return false;
-  *host = url.substr(0, colon);
-  *port = static_cast<uint16_t>(p);
-  return true;
-}
 
 }  // namespace
 
@@ -46,10 +30,19 @@ CLI::App* AddCallCommand(CLI::App& app, CallRequest& r) {
       "  skiff call add table=counters key=c path='[\"n\"]' delta=1\n"
       "Exit 0 when the reply is ok, 1 when the server refused, 6 when it cannot be "
       "reached.");
-  call->add_option("--url", r.url, "the server, ws://HOST:PORT")
+  call->add_option("--url", r.url, "the server, ws://HOST:PORT or wss://HOST:PORT (TLS)")
       ->envname("SKIFF_URL")
       ->type_name("URL")
       ->capture_default_str();
+  call->add_option("--tls-ca", r.tls_ca,
+                   "wss://: trust the server's certificate when it chains to these PEM "
+                   "roots (default: the system's store); its name must match HOST")
+      ->envname("SKIFF_TLS_CA")
+      ->type_name("FILE")
+      ->check(CLI::Validator(CLI::ExistingFile).description(""));
+  call->add_flag("--insecure", r.insecure,
+                 "wss://: do not check the server's certificate at all (anyone on the path "
+                 "can read and change the traffic; for tests)");
   call->add_option("--user", r.user, "log in as this user")
       ->envname("SKIFF_USER")
       ->type_name("NAME");
@@ -85,11 +78,22 @@ int RunCall(const CallRequest& r) {
     Result<doc::Value> parsed = doc::Parse(text);
     request[field.substr(0, eq)] = parsed.ok() ? *parsed : doc::Value(text);
   }
-  client::ClientOptions options;
-  if (!ParseUrl(url, &options.host, &options.port)) {
-    std::fprintf(stderr, "skiff call: --url takes ws://HOST:PORT, not '%s'\n", url.c_str());
+  Result<WsUrl> parsed_url = ParseWsUrl(url);
+  if (!parsed_url.ok()) {
+    std::fprintf(stderr, "skiff call: --url: %s\n", parsed_url.status().message().c_str());
     return kUsageExit;
   }
+  const WsUrl& target = *parsed_url;
+  if (!target.tls && (!r.tls_ca.empty() || r.insecure)) {
+    std::fprintf(stderr, "skiff call: --tls-ca and --insecure need a wss:// URL\n");
+    return kUsageExit;
+  }
+  client::ClientOptions options;
+  options.host = target.host;
+  options.port = target.port;
+  options.tls = target.tls;
+  options.tls_ca_file = r.tls_ca;
+  options.tls_insecure = r.insecure;
   options.user = r.user;
   options.secret = r.secret;
   options.reconnect = false;

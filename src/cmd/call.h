@@ -12,7 +12,9 @@ namespace skiff::cmd {
 
 // What `skiff call` was asked to send, and where.
 struct CallRequest {
-  std::string url = "ws://127.0.0.1:7420";
+  std::string url = "ws://127.0.0.1:7420";  // or wss://
+  std::string tls_ca;                       // PEM roots for wss://; empty: the system's store
+  bool insecure = false;                    // wss:// without checking the certificate
   std::string user;
   std::string secret;
   int timeout_ms = 10000;
@@ -21,13 +23,14 @@ struct CallRequest {
 };
 
 // Adds the `call` command and its table of options to skiff's `app`, bound
-// to `request`; --url, --user and --secret also read SKIFF_URL, SKIFF_USER
-// and SKIFF_SECRET.
+// to `request`; --url, --user, --secret and --tls-ca also read SKIFF_URL,
+// SKIFF_USER, SKIFF_SECRET and SKIFF_TLS_CA (--insecure only as a flag, so
+// it is never on by accident).
 CLI::App* AddCallCommand(CLI::App& app, CallRequest& request);
 
 // Sends the request. Exit code: 0 the server answered ok, 1 it answered
-// with an error, 6 it could not be reached, 64 a field or the URL is
-// malformed.
+// with an error, 6 it could not be reached (a certificate that fails its
+// check included), 64 a field or the URL is malformed.
 int RunCall(const CallRequest& request);
 
 }  // namespace skiff::cmd

@@ -1,6 +1,5 @@
 #include "cmd/health.h"
 
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,49 +14,9 @@ namespace {
 constexpr int kHealthy = 0;
 constexpr int kUnhealthy = 1;
 
-bool ParseUnsigned(std::string_view text, uint64_t max, uint64_t* out) {
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || v > max) {
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
 }  // namespace
 
-Result<WsAddress> ParseWsUrl(std::string_view url) {
-  constexpr std::string_view kScheme = "ws://";
-  std::string_view rest = url;
-  if (rest.substr(0, kScheme.size()) != kScheme) {
-    return BadRequest("'" + std::string(url) + "' is not a ws:// URL");
-  }
-  rest.remove_prefix(kScheme.size());
-  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
-  if (rest.find('/') != std::string_view::npos) {
-    return BadRequest("'" + std::string(url) + "' has a path; the server serves only /");
-  }
-  // The port follows the last ':' after a bracketed IPv6 literal's ']'.
-  size_t colon = rest.rfind(':');
-  size_t bracket = rest.rfind(']');
-  if (colon == std::string_view::npos || (bracket != std::string_view::npos && colon < bracket) ||
-      colon == 0) {
-    return BadRequest("'" + std::string(url) + "' has no host:port");
-  }
-  uint64_t port = 0;
-  std::string_view port_text = rest.substr(colon + 1);
-  if (!ParseUnsigned(port_text, 65535, &port) || port == 0) {
-    return BadRequest("'" + std::string(port_text) + "' in '" + std::string(url) +
-                      "' is not a port from 1 to 65535");
-  }
-  WsAddress address;
-  address.host = std::string(rest.substr(0, colon));
-  address.port = static_cast<uint16_t>(port);
-  return address;
-}
-
-std::string DefaultHealthUrl(std::string_view address, std::string_view port) {
+std::string DefaultHealthUrl(std::string_view address, std::string_view port, bool tls) {
   std::string host(address);
   if (host.empty() || host == "0.0.0.0") {
     host = "127.0.0.1";
@@ -66,7 +25,7 @@ std::string DefaultHealthUrl(std::string_view address, std::string_view port) {
   } else if (host.find(':') != std::string::npos && host.front() != '[') {
     host = "[" + host + "]";  // an IPv6 address
   }
-  return "ws://" + host + ":" + std::string(port.empty() ? "7420" : port) + "/";
+  return (tls ? "wss://" : "ws://") + host + ":" + std::string(port.empty() ? "7420" : port) + "/";
 }
 
 CLI::App* AddHealthCommand(CLI::App& app, HealthRequest& r) {
@@ -77,8 +36,16 @@ CLI::App* AddHealthCommand(CLI::App& app, HealthRequest& r) {
   health
       ->add_option("--url", r.url,
                    "the server (default: the one $SKIFF_ADDRESS and $SKIFF_PORT name, else "
-                   "ws://127.0.0.1:7420/)")
-      ->type_name("ws://HOST:PORT/");
+                   "ws://127.0.0.1:7420/; wss:// when $SKIFF_TLS_CERT is set)")
+      ->type_name("URL");
+  health
+      ->add_option("--tls-ca", r.tls_ca,
+                   "wss://: trust the server's certificate when it chains to these PEM roots "
+                   "(default: the system's store)")
+      ->type_name("FILE");
+  health->add_flag("--insecure", r.insecure,
+                   "wss://: do not check the server's certificate (the default URL over TLS "
+                   "does not: it asks loopback in the server's own container)");
   health->add_option("--timeout-ms", r.timeout_ms, "how long to wait for the answer")
       ->type_name("MS")
       ->transform(WholeNumber())
@@ -89,11 +56,16 @@ CLI::App* AddHealthCommand(CLI::App& app, HealthRequest& r) {
 
 int RunHealth(const HealthRequest& r) {
   std::string url = r.url;
+  bool insecure = r.insecure;
   if (url.empty()) {
     const char* env_address = std::getenv("SKIFF_ADDRESS");
     const char* env_port = std::getenv("SKIFF_PORT");
+    const char* env_cert = std::getenv("SKIFF_TLS_CERT");
+    const bool tls = env_cert != nullptr && *env_cert != '\0';
     url = DefaultHealthUrl(env_address != nullptr ? env_address : "",
-                           env_port != nullptr ? env_port : "");
+                           env_port != nullptr ? env_port : "", tls);
+    // Loopback in the server's own container (see health.h).
+    insecure = insecure || (tls && r.tls_ca.empty());
   }
   const uint64_t timeout_ms = r.timeout_ms;
   auto address = ParseWsUrl(url);
@@ -102,9 +74,16 @@ int RunHealth(const HealthRequest& r) {
     return kHealthUsageExit;
   }
 
+  if (!address->tls && (!r.tls_ca.empty() || r.insecure)) {
+    std::fprintf(stderr, "skiff health: --tls-ca and --insecure need a wss:// URL\n");
+    return kHealthUsageExit;
+  }
   client::ClientOptions options;
   options.host = address->host;
   options.port = address->port;
+  options.tls = address->tls;
+  options.tls_ca_file = r.tls_ca;
+  options.tls_insecure = insecure;
   options.connect_timeout = std::chrono::milliseconds(timeout_ms);
   options.request_timeout = std::chrono::milliseconds(timeout_ms);
   // One attempt: a health check that retried would hide a flapping server.

@@ -15,27 +15,22 @@
 #include <CLI/CLI.hpp>
 
 #include "base/status.h"
+#include "cmd/ws_url.h"
 
 namespace skiff::cmd {
 
-struct WsAddress {
-  std::string host;  // as written in the URL; an IPv6 literal keeps its brackets
-  uint16_t port = 0;
-};
-
-// Parses "ws://HOST:PORT" with an optional trailing "/". bad_request for
-// anything else (another scheme, a missing or bad port, a path).
-Result<WsAddress> ParseWsUrl(std::string_view url);
-
 // The URL `skiff health` asks when given none: the server skiffd would run
-// with these values of SKIFF_ADDRESS and SKIFF_PORT (empty when unset). A
-// wildcard or unset address becomes loopback; an unset port is 7420. A port
-// set only in a config file is not seen: pass --url then.
-std::string DefaultHealthUrl(std::string_view address, std::string_view port);
+// with these values of SKIFF_ADDRESS and SKIFF_PORT (empty when unset), over
+// wss:// when `tls` (SKIFF_TLS_CERT is set). A wildcard or unset address
+// becomes loopback; an unset port is 7420. A port set only in a config file
+// is not seen: pass --url then.
+std::string DefaultHealthUrl(std::string_view address, std::string_view port, bool tls = false);
 
 // What `skiff health` was asked.
 struct HealthRequest {
-  std::string url;  // empty: DefaultHealthUrl() of $SKIFF_ADDRESS and $SKIFF_PORT
+  std::string url;     // empty: DefaultHealthUrl() of $SKIFF_ADDRESS, $SKIFF_PORT, $SKIFF_TLS_CERT
+  std::string tls_ca;  // wss://: PEM roots; empty: the system's store
+  bool insecure = false;  // wss://: no certificate check
   uint64_t timeout_ms = 3000;
 };
 
@@ -48,10 +43,14 @@ inline constexpr int kHealthUsageExit = 2;
 CLI::App* AddHealthCommand(CLI::App& app, HealthRequest& request);
 
 // Pings the server. Without a URL it asks DefaultHealthUrl() of the
-// process's own SKIFF_ADDRESS and SKIFF_PORT, so a container's HEALTHCHECK
-// follows a port moved by the environment. Returns the exit status: 0 when
+// process's own SKIFF_ADDRESS, SKIFF_PORT and SKIFF_TLS_CERT, so a
+// container's HEALTHCHECK follows a port moved, or TLS turned on, by the
+// environment. That default over TLS does not check the certificate: it
+// asks loopback, in the server's own container, whether the server answers
+// (which a certificate for the server's public name could not vouch for);
+// a check from elsewhere passes --url and --tls-ca. Returns the exit status: 0 when
 // the server answered the ping, 1 when it did not (refused, timed out, an
-// error reply), kHealthUsageExit for a URL that is not ws://HOST:PORT.
+// error reply), kHealthUsageExit for a URL that is not ws:// or wss://HOST:PORT.
 // Prints one line: on stdout when healthy, else on stderr.
 int RunHealth(const HealthRequest& request);
 

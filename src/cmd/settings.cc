@@ -199,6 +199,9 @@ void AddSkiffdSettings(CLI::App& app, SkiffdOptions& o, std::string& config_path
   Duration<milliseconds>(app, "--cluster-lease-ms", o.cluster_lease, "SKIFF_CLUSTER_LEASE_MS",
                          "Cluster mode: how long a partition's lease runs without renewal; a "
                          "frozen owner's partitions are taken over after it");
+  Text(app, "--cluster-tls-ca", o.cluster_tls_ca_file, "SKIFF_CLUSTER_TLS_CA", "FILE",
+       "Cluster mode with TLS: PEM roots the other instances' certificates must chain to "
+       "(empty = the system store)");
   app.add_option("--metrics-address", o.metrics_address,
                  "Serve GET /metrics on a plain-HTTP listener of its own at this address "
                  "instead of the main port, which then answers /metrics with 404 (empty = on "
@@ -225,6 +228,19 @@ void AddSkiffdSettings(CLI::App& app, SkiffdOptions& o, std::string& config_path
        "Token sign-in: claim holding {\"read\":[...],\"write\":[...],\"groups\":[...]}");
   Count(app, "--token-max-bytes", o.token.max_bytes, 64, "SKIFF_TOKEN_MAX_BYTES",
         "Token sign-in: longer tokens are refused unread");
+  // TLS (docs/deploy.md, "TLS"): both files or neither. Read at start (a
+  // missing, unreadable, mismatched or expired pair stops skiffd) and again
+  // on SIGHUP.
+  Text(app, "--tls-cert", o.tls.cert_file, "SKIFF_TLS_CERT", "FILE",
+       "TLS: PEM certificate chain (the server's first); the port then serves wss:// and "
+       "/healthz over TLS only");
+  Text(app, "--tls-key", o.tls.key_file, "SKIFF_TLS_KEY", "FILE",
+       "TLS: PEM private key of the certificate");
+  AddBoolFlag(app, "--tls-release-buffers", o.tls.release_buffers,
+              "TLS: free a connection's record buffers while it has nothing buffered (keeps "
+              "idle connections small; false only to measure what it saves)")
+      ->envname("SKIFF_TLS_RELEASE_BUFFERS")
+      ->expected(0, 1);
   app.add_option("--config", config_path,
                  "TOML file of settings named like the flags (see below); the variables and "
                  "flags override it")

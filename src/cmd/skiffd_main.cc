@@ -17,6 +17,7 @@
 #include "cmd/command_line.h"
 #include "cmd/settings.h"
 #include "server/server.h"
+#include "server/tls_context.h"
 #include "store/store.h"
 
 namespace {
@@ -56,15 +57,22 @@ int main(int argc, char** argv) {
     if (!verifier.ok()) return Fail(verifier.status());
     options.token_verifier = *std::move(verifier);
   }
+  if (!options.tls.cert_file.empty() || !options.tls.key_file.empty()) {
+    auto tls = skiff::server::TlsContext::Load(options.tls);
+    if (!tls.ok()) return Fail(tls.status());
+    options.tls_context = std::move(tls).value();
+  }
   RaiseDescriptorLimit();
 
-  // Block the stop signals before any thread starts, so every thread
-  // inherits the mask and only sigwait below sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Block the signals before any thread starts, so every thread inherits
+  // the mask and only sigwait below sees them: SIGTERM and SIGINT stop,
+  // SIGHUP re-reads the TLS certificate and key.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   // One skiffd per database (the instance lock); a PostgreSQL that is not
   // up yet is waited for, saying so.
@@ -74,6 +82,9 @@ int main(int argc, char** argv) {
   // taken shared, and a server not in cluster mode is refused beside them.
   open.cluster = options.cluster;
   open.wait_for_server = options.store_wait;
+  // The store's own lines (a lost PostgreSQL, its reconnect) as skiffd's.
+  skiff::StderrLogger logger("skiffd");
+  open.logger = &logger;
   open.on_wait = [](const skiff::Status& reason, std::chrono::milliseconds left) {
     std::fprintf(stderr, "skiffd: waiting for the store (%.1f s left): %s\n",
                  static_cast<double>(left.count()) / 1000.0, reason.message().c_str());
@@ -81,18 +92,26 @@ int main(int argc, char** argv) {
   auto store = skiff::store::OpenStore(options.store_url, open);
   if (!store.ok()) return Fail(store.status());
   skiff::SystemClock clock;
-  skiff::StderrLogger logger("skiffd");
   options.logger = &logger;
   auto server = skiff::server::Server::Start(options, **store, clock);
   if (!server.ok()) return Fail(server.status());
   // One line on stdout that scripts (and --port 0 users) can parse.
-  std::printf("skiffd listening on %s:%u store=%s durability=%s\n", options.address.c_str(),
-              static_cast<unsigned>((*server)->port()), std::string((*store)->kind()).c_str(),
-              std::string(skiff::server::DurabilityName(options.durability)).c_str());
+  std::printf("skiffd listening on %s:%u store=%s durability=%s scheme=%s\n",
+              options.address.c_str(), static_cast<unsigned>((*server)->port()),
+              std::string((*store)->kind()).c_str(),
+              std::string(skiff::server::DurabilityName(options.durability)).c_str(),
+              options.tls_context != nullptr ? "wss" : "ws");
   std::fflush(stdout);
 
   int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  while (sigwait(&signals, &signal_number) == 0 && signal_number == SIGHUP) {
+    // Logged by the server either way; a bad pair keeps the old one.
+    if (options.tls_context == nullptr) {
+      std::fprintf(stderr, "skiffd: SIGHUP ignored: no TLS certificate to reload\n");
+    } else {
+      (void)(*server)->ReloadTls();
+    }
+  }
   std::fprintf(stderr, "skiffd: stopping (signal %d)\n", signal_number);
   skiff::Status stopped = (*server)->Stop();
   if (!stopped.ok()) return Fail(stopped);

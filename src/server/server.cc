@@ -83,7 +83,26 @@ Status ValidateOptions(const ServerOptions& o) {
       return BadRequest("cluster_lease must be at least 600 ms");
     }
   }
+  if (o.tls_context == nullptr && o.tls.cert_file.empty() != o.tls.key_file.empty()) {
+    return BadRequest("--tls-cert and --tls-key go together");
+  }
+  if (!o.cluster_tls_ca_file.empty()) {
+    std::FILE* f = std::fopen(o.cluster_tls_ca_file.c_str(), "r");
+    if (f == nullptr) {
+      return BadRequest("cannot read --cluster-tls-ca " + o.cluster_tls_ca_file + ": " +
+                        std::strerror(errno));
+    }
+    std::fclose(f);
+  }
   return Status::Ok();
+}
+
+// Instances serve the same scheme, so links speak TLS when this one does.
+cluster::PeerTls PeerTlsOf(const ServerOptions& o) {
+  cluster::PeerTls tls;
+  tls.enabled = o.tls_context != nullptr || !o.tls.cert_file.empty();
+  tls.ca_file = o.cluster_tls_ca_file;
+  return tls;
 }
 
 // What the main port's listener calls: the handler (or the router) for
@@ -132,9 +151,9 @@ class Server::Impl {
         counted_(std::move(counted)),
         own_logger_(std::move(own_logger)),
         logger_(logger),
-        links_(options.cluster
-                   ? std::make_unique<cluster::PeerLinks>(options.cluster_secret, logger_)
-                   : nullptr),
+        links_(options.cluster ? std::make_unique<cluster::PeerLinks>(options.cluster_secret,
+                                                                      logger_, PeerTlsOf(options))
+                               : nullptr),
         ownership_(options.cluster ? MakeOwnership(options, clock) : nullptr),
         documents_(*counted_, clock, DocumentsOptionsOf(options, ownership_.get())),
         sync_(std::move(sync)),
@@ -214,6 +233,14 @@ class Server::Impl {
     lo.max_output_bytes = options.max_output_bytes;
     lo.max_in_flight = options.max_in_flight;
     lo.max_buffered_bytes = options.max_buffered_bytes;
+    tls_ = options.tls_context;
+    if (tls_ == nullptr && !options.tls.cert_file.empty()) {
+      SKIFF_ASSIGN_OR_RETURN(tls_, TlsContext::Load(options.tls));
+    }
+    lo.tls = tls_;
+    if (tls_ != nullptr) {
+      Logf(logger_, LogLevel::kInfo, "tls", "serving wss:// with %s", tls_->Describe().c_str());
+    }
     if (wrap) wrapped_ = wrap(entry_);
     main_port_ = std::make_unique<MainPortHandler>(wrapped_ ? *wrapped_ : entry_,
                                                    [this]() -> std::optional<std::string> {
@@ -251,6 +278,18 @@ class Server::Impl {
   uint16_t metrics_port() const { return metrics_listener_ ? metrics_listener_->port() : 0; }
 
   uint16_t port() const { return listener_->port(); }
+
+  Status ReloadTls() {
+    if (tls_ == nullptr) return BadRequest("the server does not serve TLS");
+    Status reloaded = tls_->Reload();
+    if (reloaded.ok()) {
+      Logf(logger_, LogLevel::kInfo, "tls", "certificate reloaded: %s", tls_->Describe().c_str());
+    } else {
+      Logf(logger_, LogLevel::kError, "tls", "certificate not reloaded, still serving %s: %s",
+           tls_->Describe().c_str(), reloaded.message().c_str());
+    }
+    return reloaded;
+  }
 
   Status Stop() {
     MutexLock lock(&stop_mu_);
@@ -305,6 +344,7 @@ class Server::Impl {
   std::unique_ptr<internal::ListenerHandler> wrapped_;    // around entry_ (Start's wrap)
   std::unique_ptr<internal::ListenerHandler> main_port_;  // around wrapped_ or entry_
   std::unique_ptr<internal::Listener> listener_;
+  std::shared_ptr<TlsContext> tls_;                              // null: plain ws://
   std::unique_ptr<internal::MetricsListener> metrics_listener_;  // --metrics-address only
   Mutex stop_mu_;
   bool stopped_ SKIFF_GUARDED_BY(stop_mu_) = false;
@@ -354,5 +394,7 @@ Server::~Server() { (void)Stop(); }
 uint16_t Server::port() const { return impl_->port(); }
 
 Status Server::Stop() { return impl_->Stop(); }
+
+Status Server::ReloadTls() { return impl_->ReloadTls(); }
 
 }  // namespace skiff::server

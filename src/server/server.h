@@ -48,6 +48,11 @@ class Server {
   // the store's error when the final flush failed. Idempotent.
   Status Stop();
 
+  // Re-reads the TLS certificate and key (SIGHUP): new connections get the
+  // new pair, open ones keep theirs. On a fault the old pair stays in use,
+  // the fault is logged and returned. bad_request without TLS.
+  Status ReloadTls();
+
  private:
   class Impl;
   explicit Server(std::unique_ptr<Impl> impl);

@@ -15,6 +15,7 @@
 
 #include "base/logger.h"
 #include "server/auth/token_verifier.h"
+#include "server/tls_context.h"
 
 namespace skiff::server {
 
@@ -117,6 +118,10 @@ struct ServerOptions {
   // What instances log in to each other with; the same on every instance.
   std::string cluster_secret;
   std::chrono::milliseconds cluster_lease{3000};
+  // With TLS, the PEM roots the other instances' certificates must chain
+  // to (empty = the system store); each certificate must name the host of
+  // its instance's cluster address.
+  std::string cluster_tls_ca_file;
 
   // Token sign-in (docs/deploy.md, "Token sign-in"): what skiffd's
   // --token-* settings say, and the verifier it builds from them at start
@@ -124,6 +129,13 @@ struct ServerOptions {
   // token is checked by `token_verifier` alone; null = no token logins.
   auth::TokenSettings token;
   std::shared_ptr<const auth::TokenVerifier> token_verifier;
+
+  // TLS (docs/deploy.md, "TLS"): with a certificate and key the port serves
+  // wss:// and /healthz over TLS only. `tls_context`, when set, is used as
+  // it is (skiffd loads it before opening the store, to fail fast); else
+  // Start loads one from `tls` when tls.cert_file is set.
+  TlsSettings tls;
+  std::shared_ptr<TlsContext> tls_context;
 };
 
 }  // namespace skiff::server

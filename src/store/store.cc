@@ -134,6 +134,7 @@ Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const OpenOptions
     postgres.cluster = options.cluster;
     postgres.wait_for_server = options.wait_for_server;
     postgres.on_wait = options.on_wait;
+    postgres.logger = options.logger;
     return OpenPostgresStore(std::string(url), postgres);
   }
   return BadRequest("unknown store URL '" + std::string(url) +

@@ -40,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/logger.h"
 #include "base/status.h"
 #include "store/write_batch.h"
 
@@ -236,6 +237,10 @@ struct OpenOptions {
   // calling `on_wait` with the reason before each wait. 0 = fail at once.
   std::chrono::milliseconds wait_for_server{0};
   std::function<void(const Status& reason, std::chrono::milliseconds left)> on_wait;
+  // PostgreSQL: where a lost connection and its recovery are reported (one
+  // warning when an outage starts, one info line when it ends). Must
+  // outlive the store; null: stderr, as program "skiff".
+  Logger* logger = nullptr;
 };
 
 struct SqliteOptions {
@@ -267,6 +272,7 @@ struct PostgresOptions {
   bool cluster = false;                          // see OpenOptions
   std::chrono::milliseconds wait_for_server{0};  // see OpenOptions
   std::function<void(const Status& reason, std::chrono::milliseconds left)> on_wait;
+  Logger* logger = nullptr;  // see OpenOptions
 };
 
 std::unique_ptr<Store> NewMemoryStore();

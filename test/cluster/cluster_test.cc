@@ -21,6 +21,7 @@
 #include "support/cluster_owner.h"
 #include "support/skiffd_process.h"
 #include "support/temp_dir.h"
+#include "support/test_certs.h"
 
 #include "test/store/store_test_util.h"
 
@@ -48,8 +49,11 @@ class ClusterTest : public ::testing::Test {
   }
 
   std::vector<std::string> Flags() const {
-    return {"--store=" + url_, "--cluster=true", std::string("--cluster-secret=") + kSecret,
-            "--io-threads=1", "--cluster-lease-ms=1500"};
+    std::vector<std::string> flags = {"--store=" + url_, "--cluster=true",
+                                      std::string("--cluster-secret=") + kSecret, "--io-threads=1",
+                                      "--cluster-lease-ms=1500"};
+    flags.insert(flags.end(), extra_flags_.begin(), extra_flags_.end());
+    return flags;
   }
 
   // Starts `n` more instances and waits until every partition is served.
@@ -98,6 +102,8 @@ class ClusterTest : public ::testing::Test {
   std::unique_ptr<client::Client> Connect(uint16_t port, size_t connections = 2,
                                           bool reconnect = true) {
     client::ClientOptions o;
+    o.tls = !tls_ca_.empty();
+    o.tls_ca_file = tls_ca_;
     o.reconnect = reconnect;
     o.port = port;
     o.user = "ana";
@@ -127,6 +133,8 @@ class ClusterTest : public ::testing::Test {
   std::string url_;
   std::string secret_;
   std::vector<std::unique_ptr<support::SkiffdProcess>> instances_;
+  std::vector<std::string> extra_flags_;  // for every instance started after
+  std::string tls_ca_;                    // clients connect over wss:// trusting it
 };
 
 TEST_F(ClusterTest, ContendedAddThroughEveryInstanceLosesNothing) {
@@ -594,6 +602,63 @@ TEST(ClusterModeTest, RefusedOnSqliteSayingWhy) {
 
 // The links' user is no back door: without the cluster secret a login as
 // it is refused like any wrong secret.
+// Instances that serve wss:// link to each other over TLS and check each
+// other's certificate: writes through each instance, for keys every
+// instance owns, are read back through the others. An instance that does
+// not trust its peers' issuer links to none of them and says why.
+TEST_F(ClusterTest, LinksSpeakTlsAndCheckThePeersCertificate) {
+  if (!fixture_) return;
+  support::TempDir dir;
+  const support::TestCertFiles certs = support::WriteTestCertificates(dir.path().string());
+  extra_flags_ = {"--tls-cert", certs.cert, "--tls-key", certs.key, "--cluster-tls-ca", certs.ca};
+  tls_ca_ = certs.ca;
+  StartInstances(2);
+  auto a = Connect(instances_[0]->port(), 1);
+  auto b = Connect(instances_[1]->port(), 1);
+  ASSERT_TRUE(a && b);
+  std::set<uint16_t> owners;
+  for (int i = 0; i < 100; ++i) {
+    const std::string key = "t" + std::to_string(i);
+    if (uint16_t owner = OwnerPort("notes", key); owner != 0) owners.insert(owner);
+    client::Client& writer = i % 2 == 0 ? *a : *b;
+    client::Client& reader = i % 2 == 0 ? *b : *a;
+    ASSERT_OK(writer.Set("notes", key, {{"v", i}}));
+    auto v = reader.Get("notes", key);
+    ASSERT_OK(v);
+    ASSERT_TRUE(v->has_value()) << key;
+    EXPECT_EQ((**v)["v"].get<int>(), i);
+  }
+  EXPECT_EQ(owners.size(), 2u) << "the keys should fall in partitions of both instances";
+
+  // A third instance trusting another root: its links are refused by its
+  // own check, so a key it does not own cannot be reached through it.
+  auto untrusting = std::make_unique<support::SkiffdProcess>();
+  std::vector<std::string> flags = Flags();
+  flags.back() = certs.other_ca;  // --cluster-tls-ca
+  ASSERT_OK(untrusting->Start(SKIFFD_PATH, flags));
+  client::ClientOptions o;
+  o.tls = true;
+  o.tls_ca_file = certs.ca;
+  o.port = untrusting->port();
+  o.user = "ana";
+  o.secret = secret_;
+  o.reconnect = false;
+  o.request_timeout = seconds(30);
+  auto c = client::Client::Connect(o);
+  ASSERT_OK(c);
+  // Every partition is owned by A or B until C takes some; C forwards the
+  // rest, which fails at its TLS check and is held, then unavailable.
+  std::string refused;
+  for (int i = 0; i < 100 && refused.empty(); ++i) {
+    const std::string key = "t" + std::to_string(i);
+    const uint16_t owner = OwnerPort("notes", key);
+    if (owner == 0 || owner == untrusting->port()) continue;
+    auto v = (*c)->Get("notes", key);
+    if (!v.ok()) refused = v.status().ToString();
+  }
+  EXPECT_NE(refused.find("unavailable"), std::string::npos) << refused;
+}
+
 TEST_F(ClusterTest, PeerLoginNeedsTheClusterSecret) {
   if (!fixture_) return;
   StartInstances(1);

@@ -36,7 +36,7 @@ class RawSocket {
       closed_ = true;
       cv_.notify_all();
     };
-    conn_ = transport_->Open("127.0.0.1", port, std::move(h));
+    conn_ = transport_->Open("127.0.0.1", port, client::internal::TransportTls{}, std::move(h));
   }
   ~RawSocket() { transport_->Shutdown(); }
 

@@ -12,6 +12,7 @@
 #include "server/users.h"
 #include "store/store.h"
 #include "support/skiffd_process.h"
+#include "support/test_certs.h"
 
 #include "test/status_matchers.h"
 
@@ -197,6 +198,47 @@ TEST_F(SkiffdTest, AdminCliDeclaresAGeoIndexBuiltAtStart) {
   ASSERT_OK(stats);
   EXPECT_EQ((*stats)["geo"]["shops"]["points"], 2);
   EXPECT_EQ((*stats)["geo"]["shops"]["unindexed"], 1);
+}
+
+// `skiff call` against skiffd serving wss://: it trusts --tls-ca, checks
+// the name in the URL, names a failed check (exit 6), and --insecure alone
+// skips the check.
+TEST_F(SkiffdTest, CallCliSpeaksWss) {
+  const std::string secret = AddOps();
+  ASSERT_FALSE(secret.empty());
+  const support::TestCertFiles certs = support::WriteTestCertificates(dir_.string());
+  ASSERT_OK(skiffd_.Start(SKIFFD_PATH, {"--store=" + url_, "--io-threads", "1", "--tls-cert",
+                                        certs.cert, "--tls-key", certs.key}));
+  const std::string port = std::to_string(skiffd_.port());
+  // Runs `skiff call` as ops; its exit status, with stdout and stderr in `out`.
+  const auto call = [&](const std::string& url, std::vector<std::string> args, std::string* out) {
+    std::vector<std::string> argv = {SKIFF_PATH, "call", "--url", url, "--user", "ops"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Result<int> status = support::RunToEnd(argv, out, support::Process::Output::kStdoutAndStderr,
+                                           {"SKIFF_SECRET=" + secret});
+    return status.ok() ? *status : -1;
+  };
+  const std::string by_address = "wss://127.0.0.1:" + port;
+  std::string out;
+  ASSERT_EQ(
+      call(by_address, {"--tls-ca", certs.ca, "set", "table=t", "key=k", "value={\"n\":1}"}, &out),
+      0)
+      << out;
+  ASSERT_EQ(
+      call("wss://localhost:" + port, {"--tls-ca", certs.ca, "get", "table=t", "key=k"}, &out), 0)
+      << out;
+  EXPECT_NE(out.find(R"("value":{"n":1})"), std::string::npos) << out;
+
+  EXPECT_EQ(call(by_address, {"--tls-ca", certs.other_ca, "ping"}, &out), 6);
+  EXPECT_NE(out.find("certificate verify failed: unable to get local issuer certificate"),
+            std::string::npos)
+      << out;
+  // The system's store does not know the test root either.
+  EXPECT_EQ(call(by_address, {"ping"}, &out), 6);
+  EXPECT_NE(out.find("certificate verify failed"), std::string::npos) << out;
+  EXPECT_EQ(call(by_address, {"--tls-ca", certs.other_ca, "--insecure", "ping"}, &out), 0) << out;
+  // TLS settings on a ws:// URL are a usage error, not silently ignored.
+  EXPECT_EQ(call("ws://127.0.0.1:" + port, {"--tls-ca", certs.ca, "ping"}, &out), 64) << out;
 }
 
 }  // namespace

@@ -193,7 +193,7 @@ TEST(WireEncoderTest, Stats) {
             R"("network":{"accepted":9,"buffered_input_bytes":0,"buffered_output_bytes":0,)"
             R"("descriptor_exhaustion":0,"frame_timeouts":0,"handshake_failures":0,)"
             R"("health_checks":0,"idle_closes":0,"max_buffered_bytes":10,"max_connections":0,)"
-            R"("paused":0,"protocol_errors":0,"refused":0,"send_timeouts":0},)"
+            R"("paused":0,"protocol_errors":0,"refused":0,"send_timeouts":0,"tls_failures":0},)"
             R"("sessions":11,"store":"sqlite","store_statements":12,)"
             R"("sync":{"catch_ups":15,"cursor":13,"pages_from_read_ahead":0,"pages_read_ahead":16,)"
             R"("pushes":14,"read_ahead_bytes":17,"read_ahead_refused":0,"waits_expired":0,)"

@@ -1,6 +1,9 @@
 # Third-party packages, all from Debian (tools/setup installs them). Nothing is
 # downloaded at configure time and no third-party source lives in the repo.
 find_package(Threads REQUIRED)
+# TLS (the server's wss:// port, the clients, peer links) and token
+# signatures.
+find_package(OpenSSL 3 REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)

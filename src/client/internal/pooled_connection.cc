@@ -68,7 +68,9 @@ void PooledConnection::Connect() {
   if (state_ == State::kShutdown) return;
   state_ = State::kConnecting;
   last_error_ = Status::Ok();
-  conn_ = transport_.Open(options_.host, options_.port, std::move(handlers));
+  const TransportTls tls{
+      .enabled = options_.tls, .ca_file = options_.tls_ca_file, .insecure = options_.tls_insecure};
+  conn_ = transport_.Open(options_.host, options_.port, tls, std::move(handlers));
 }
 
 void PooledConnection::SignalReady(const Status& status) {

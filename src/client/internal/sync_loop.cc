@@ -162,6 +162,9 @@ Status SyncLoop::Connect() {
   ClientOptions o;
   o.host = options_.host;
   o.port = options_.port;
+  o.tls = options_.tls;
+  o.tls_ca_file = options_.tls_ca_file;
+  o.tls_insecure = options_.tls_insecure;
   o.user = options_.user;
   o.secret = options_.secret;
   o.reconnect = false;  // the loop reconnects, with back-off

@@ -1,8 +1,8 @@
 // Transport: WebSocket client connections (websocketpp on standalone Asio)
 // behind an interface, so only transport.cc compiles websocketpp.
 //
-// One Transport runs one I/O thread that owns all its connections; every
-// handler runs on that thread. Send, Close, Post and After are thread-safe.
+// One Transport runs one I/O thread that owns all its connections, plain and
+// TLS alike; every handler runs on that thread. Send, Close, Post and After are thread-safe.
 // Tests also use it directly to send frames a well-behaved client never
 // would (binary frames, malformed JSON).
 #ifndef SKIFF_CLIENT_INTERNAL_TRANSPORT_H_
@@ -16,6 +16,16 @@
 #include <string_view>
 
 namespace skiff::client::internal {
+
+// How Open secures a connection. Off: ws://. On: wss:// with SNI, the
+// server's chain checked against `ca_file` (empty: the system's store) and
+// its name (or IP address) checked against the host connected to, TLS 1.2
+// at least. `insecure` skips both checks; it exists for tests only.
+struct TransportTls {
+  bool enabled = false;
+  std::string ca_file;
+  bool insecure = false;
+};
 
 struct TransportHandlers {
   std::function<void()> on_open;
@@ -40,9 +50,12 @@ class Transport {
   static std::unique_ptr<Transport> Create();
   virtual ~Transport() = default;  // Shutdown()
 
-  // Starts connecting to ws://host:port/; the result arrives through
-  // `handlers`. Never blocks.
+  // Starts connecting to ws://host:port/ (wss:// when tls.enabled); the
+  // result arrives through `handlers`. A CA file that cannot be read or a
+  // certificate that fails a check ends in on_close with the reason
+  // ("certificate verify failed: ..."). Never blocks.
   virtual std::shared_ptr<TransportConnection> Open(const std::string& host, uint16_t port,
+                                                    const TransportTls& tls,
                                                     TransportHandlers handlers) = 0;
   // Runs `fn` on the I/O thread.
   virtual void Post(std::function<void()> fn) = 0;

@@ -361,13 +361,17 @@ export class Client {
     if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) {
       throw new SkiffError('bad_request', 'fields must be an object', op);
     }
-    validateRequest(spec, fields, this.limits.maxDepth);
+    // Written first so that validation can skip what the text rules out;
+    // when it cannot be written, validation names the reason the server
+    // would give (a cycle nests too deep, a BigInt is no JSON).
     let body: string;
     try {
       body = encodeBody(op, fields);
     } catch (e) {
+      validateRequest(spec, fields, this.limits.maxDepth);
       throw new SkiffError('bad_request', `cannot write the request as JSON: ${(e as Error).message}`, op);
     }
+    validateRequest(spec, fields, this.limits.maxDepth, body);
     checkFrameSize(op, body, this.limits.maxFrameBytes);
     return body;
   }

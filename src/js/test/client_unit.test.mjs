@@ -29,11 +29,16 @@ function check(op, fields, maxDepth = 64) {
 
 test('a frame is the body with the id spliced in first', () => {
   const body = encodeBody('get', { table: 't', key: 'k' });
-  assert.equal(body, '{"op":"get","table":"t","key":"k"}');
+  assert.equal(body, '"op":"get","table":"t","key":"k"}');
   const frame = frameWithId(42, body);
   assert.equal(frame, '{"id":42,"op":"get","table":"t","key":"k"}');
   assert.deepEqual(JSON.parse(frame), { id: 42, op: 'get', table: 't', key: 'k' });
-  assert.equal(frameWithId(2 ** 53 - 1, '{"op":"ping"}').length, '{"op":"ping"}'.length + MAX_ID_OVERHEAD);
+  const ping = encodeBody('ping', {});
+  assert.equal(frameWithId(7, ping), '{"id":7,"op":"ping"}');
+  assert.equal(frameWithId(2 ** 53 - 1, ping).length, ping.length + MAX_ID_OVERHEAD);
+  // Members the caller left undefined are left out, as JSON.stringify does.
+  assert.equal(frameWithId(1, encodeBody('all', { table: 't', after: undefined })), '{"id":1,"op":"all","table":"t"}');
+  assert.equal(frameWithId(1, encodeBody('pull', { since: undefined })), '{"id":1,"op":"pull"}');
 });
 
 test('replies are read by id, with errors and connection-level ids', () => {
@@ -50,6 +55,15 @@ test('replies are read by id, with errors and connection-level ids', () => {
   assert.equal(error.fromServer, true);
   assert.equal(error.outcomeUnknown, false);
   assert.equal(decodeReply('{"id":null,"ok":false,"error":{"code":"too_large","message":"x"}}').id, null);
+  // A bare acknowledgement is read without JSON.parse, to the same result.
+  for (const text of ['{"id":0,"ok":true}', '{"id":7,"ok":true}', '{"id":900719925474099,"ok":true}',
+    '{"id":9007199254740991,"ok":true}', '{"id":7,"ok":true,"found":true}', '{"id": 7,"ok":true}']) {
+    const parsed = JSON.parse(text);
+    assert.deepEqual(decodeReply(text), { id: parsed.id, ok: true, reply: parsed }, text);
+  }
+  for (const bad of ['{"id":07,"ok":true}', '{"id":7x,"ok":true}', '{"id":,"ok":true}', '{"id":-7,"ok":true}']) {
+    assert.equal(refusal(() => decodeReply(bad)).code, 'protocol_error', bad);
+  }
   for (const bad of ['not json', '[1]', '"s"', '{"id":"7","ok":true}', '{"id":-1,"ok":true}', '{"ok":true}']) {
     assert.equal(refusal(() => decodeReply(bad)).code, 'protocol_error', bad);
   }
@@ -146,6 +160,15 @@ test('fields are checked in the server order, with its code and words', () => {
     assert.equal(e.code, code, `${op} ${JSON.stringify(fields)}: ${e.message}`);
     assert.ok(e.message.includes(words), `${e.message} lacks ${words}`);
     assert.equal(e.op, op);
+    // Given the written body (as the client passes it), the same refusal.
+    let body;
+    try {
+      body = encodeBody(op, fields);
+    } catch {
+      continue; // the client validates without a body then
+    }
+    const same = refusal(() => validateRequest(findOp(op), fields, 64, body));
+    assert.equal(same.message, e.message, `${op} with its body`);
   }
 });
 

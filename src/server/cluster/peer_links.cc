@@ -18,6 +18,9 @@
 #include <asio/connect.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/post.hpp>
+#include <asio/ssl/context.hpp>
+#include <asio/ssl/host_name_verification.hpp>
+#include <asio/ssl/stream.hpp>
 #include <asio/write.hpp>
 
 #include "base/mutex.h"
@@ -32,6 +35,7 @@ namespace skiff::server::cluster {
 namespace {
 
 using asio::ip::tcp;
+using TlsSocket = asio::ssl::stream<tcp::socket>;
 
 // A link that is not logged in this long after it began is given up and
 // opened again (the peer may be frozen; TCP alone would wait minutes).
@@ -45,8 +49,31 @@ constexpr size_t kMaxReplyBytes = size_t{1} << 30;
 
 }  // namespace
 
+// The client side of TLS to the peers; null without TLS. A CA file that
+// cannot be read leaves the context without roots: every link then fails
+// its handshake, and says so.
+std::unique_ptr<asio::ssl::context> ClientContext(const PeerTls& tls, Logger& logger) {
+  if (!tls.enabled) return nullptr;
+  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  ctx->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                   asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  asio::error_code ec;
+  if (tls.ca_file.empty()) {
+    ctx->set_default_verify_paths(ec);
+  } else {
+    ctx->load_verify_file(tls.ca_file, ec);
+  }
+  if (ec) {
+    Logf(logger, LogLevel::kError, "cluster", "cannot load the roots for peer links (%s): %s",
+         tls.ca_file.empty() ? "the system store" : tls.ca_file.c_str(), ec.message().c_str());
+  }
+  ctx->set_verify_mode(asio::ssl::verify_peer);
+  return ctx;
+}
+
 struct PeerLinks::Registry : std::enable_shared_from_this<Registry> {
-  Registry(std::string s, Logger& l) : secret(std::move(s)), logger(l) {}
+  Registry(std::string s, Logger& l, const PeerTls& tls)
+      : secret(std::move(s)), logger(l), tls_context(ClientContext(tls, l)) {}
 
   // Opens a link to `peer` on the next loop.
   void OpenLocked(uint64_t peer, const std::string& address) SKIFF_REQUIRES(mu);
@@ -58,6 +85,7 @@ struct PeerLinks::Registry : std::enable_shared_from_this<Registry> {
 
   const std::string secret;
   Logger& logger;
+  const std::unique_ptr<asio::ssl::context> tls_context;  // null: plain ws://
   std::atomic<uint64_t> next_id{1};
   Mutex mu;
   std::vector<internal::IoLoop*> loops SKIFF_GUARDED_BY(mu);
@@ -98,6 +126,10 @@ class PeerLinks::Link : public std::enable_shared_from_this<Link> {
   enum class State { kConnecting, kHandshake, kLogin, kOpen, kClosed };
 
   void Connected();
+  // TLS: the handshake with the peer, its certificate checked for `host`.
+  void Handshake(const std::string& host);
+  // The TCP socket under TLS or alone.
+  tcp::socket& lowest() { return tls_ ? tls_->next_layer() : *socket_; }
   void Read();
   void Received();
   bool OnMessage(const ws::Message& m);
@@ -112,9 +144,10 @@ class PeerLinks::Link : public std::enable_shared_from_this<Link> {
   // Loop thread only. The socket is made there, as every socket of the loop.
   State state_ = State::kConnecting;
   std::optional<tcp::resolver> resolver_;
-  std::optional<tcp::socket> socket_;
-  std::string key_;  // the handshake's Sec-WebSocket-Key
-  std::string in_;   // read, not yet consumed
+  std::optional<tcp::socket> socket_;  // plain links
+  std::optional<TlsSocket> tls_;       // TLS links
+  std::string key_;                    // the handshake's Sec-WebSocket-Key
+  std::string in_;                     // read, not yet consumed
   ws::FrameReader reader_;
   ws::MaskKeys masks_;
   std::string out_;      // frames queued behind the write under way
@@ -126,7 +159,11 @@ class PeerLinks::Link : public std::enable_shared_from_this<Link> {
 void PeerLinks::Link::Begin() {
   if (state_ == State::kClosed) return;
   resolver_.emplace(loop_.context());
-  socket_.emplace(loop_.context());
+  if (registry_->tls_context != nullptr) {
+    tls_.emplace(loop_.context(), *registry_->tls_context);
+  } else {
+    socket_.emplace(loop_.context());
+  }
   loop_.After(kOpenTimeout, [self = shared_from_this()] {
     if (self->state_ != State::kOpen && self->state_ != State::kClosed) {
       self->Close("not logged in within " + std::to_string(kOpenTimeout.count()) + " ms", false);
@@ -140,22 +177,38 @@ void PeerLinks::Link::Begin() {
   const std::string port = colon == std::string::npos ? "" : address_.substr(colon + 1);
   resolver_->async_resolve(
       host, port,
-      [self = shared_from_this()](const asio::error_code& ec, tcp::resolver::results_type found) {
+      [self = shared_from_this(), host](const asio::error_code& ec,
+                                        tcp::resolver::results_type found) {
         if (self->state_ == State::kClosed) return;
         if (ec) return self->Close("cannot resolve the address: " + ec.message(), false);
-        asio::async_connect(*self->socket_, found,
-                            [self](const asio::error_code& error, const tcp::endpoint&) {
+        asio::async_connect(self->lowest(), found,
+                            [self, host](const asio::error_code& error, const tcp::endpoint&) {
                               if (self->state_ == State::kClosed) return;
                               if (error)
                                 return self->Close("cannot connect: " + error.message(), false);
+                              if (self->tls_) return self->Handshake(host);
                               self->Connected();
                             });
       });
 }
 
+void PeerLinks::Link::Handshake(const std::string& host) {
+  asio::error_code ec;
+  // SNI takes names only; an address is checked against the certificate's
+  // IP entries by the verification below.
+  asio::ip::make_address(host, ec);
+  if (ec) SSL_set_tlsext_host_name(tls_->native_handle(), host.c_str());
+  tls_->set_verify_callback(asio::ssl::host_name_verification(host));
+  tls_->async_handshake(TlsSocket::client, [self = shared_from_this()](const asio::error_code& e) {
+    if (self->state_ == State::kClosed) return;
+    if (e) return self->Close("TLS handshake failed: " + e.message(), false);
+    self->Connected();
+  });
+}
+
 void PeerLinks::Link::Connected() {
   asio::error_code ec;
-  socket_->set_option(tcp::no_delay(true), ec);
+  lowest().set_option(tcp::no_delay(true), ec);
   state_ = State::kHandshake;
   key_ = ws::NewClientKey();
   out_ += ws::ClientRequest(address_, key_);
@@ -166,17 +219,20 @@ void PeerLinks::Link::Connected() {
 void PeerLinks::Link::Read() {
   const size_t at = in_.size();
   in_.resize(at + kReadChunk);
-  socket_->async_read_some(
-      asio::buffer(in_.data() + at, kReadChunk),
-      [self = shared_from_this(), at](const asio::error_code& ec, size_t n) {
-        if (self->state_ == State::kClosed) return;
-        self->in_.resize(at + n);
-        if (ec) {
-          return self->Close(ec == asio::error::eof ? "the peer closed it" : ec.message(), false);
-        }
-        self->Received();
-        if (self->state_ != State::kClosed) self->Read();
-      });
+  auto on_read = [self = shared_from_this(), at](const asio::error_code& ec, size_t n) {
+    if (self->state_ == State::kClosed) return;
+    self->in_.resize(at + n);
+    if (ec) {
+      return self->Close(ec == asio::error::eof ? "the peer closed it" : ec.message(), false);
+    }
+    self->Received();
+    if (self->state_ != State::kClosed) self->Read();
+  };
+  if (tls_) {
+    tls_->async_read_some(asio::buffer(in_.data() + at, kReadChunk), std::move(on_read));
+  } else {
+    socket_->async_read_some(asio::buffer(in_.data() + at, kReadChunk), std::move(on_read));
+  }
 }
 
 void PeerLinks::Link::Received() {
@@ -262,14 +318,18 @@ void PeerLinks::Link::Write() {
   writing_.swap(out_);
   out_.clear();
   write_armed_ = true;
-  asio::async_write(*socket_, asio::buffer(writing_),
-                    [self = shared_from_this()](const asio::error_code& ec, size_t) {
-                      self->write_armed_ = false;
-                      self->writing_.clear();
-                      if (self->state_ == State::kClosed) return;
-                      if (ec) return self->Close("cannot send: " + ec.message(), false);
-                      self->Write();
-                    });
+  auto on_written = [self = shared_from_this()](const asio::error_code& ec, size_t) {
+    self->write_armed_ = false;
+    self->writing_.clear();
+    if (self->state_ == State::kClosed) return;
+    if (ec) return self->Close("cannot send: " + ec.message(), false);
+    self->Write();
+  };
+  if (tls_) {
+    asio::async_write(*tls_, asio::buffer(writing_), std::move(on_written));
+  } else {
+    asio::async_write(*socket_, asio::buffer(writing_), std::move(on_written));
+  }
 }
 
 void PeerLinks::Link::Close(const std::string& why, bool expected) {
@@ -278,7 +338,7 @@ void PeerLinks::Link::Close(const std::string& why, bool expected) {
   open_.store(false, std::memory_order_release);
   asio::error_code ignored;
   if (resolver_) resolver_->cancel();
-  if (socket_) socket_->close(ignored);
+  if (socket_ || tls_) lowest().close(ignored);
   std::unordered_map<uint64_t, Done> pending;
   pending.swap(pending_);
   for (auto& [id, done] : pending) done(Outcome::kLost, {});
@@ -321,8 +381,8 @@ void PeerLinks::Registry::Reopen(uint64_t peer) {
   OpenLocked(peer, it->second);
 }
 
-PeerLinks::PeerLinks(std::string secret, Logger& logger)
-    : registry_(std::make_shared<Registry>(std::move(secret), logger)) {}
+PeerLinks::PeerLinks(std::string secret, Logger& logger, PeerTls tls)
+    : registry_(std::make_shared<Registry>(std::move(secret), logger, tls)) {}
 
 PeerLinks::~PeerLinks() { Stop(); }
 

@@ -34,6 +34,15 @@ namespace skiff::server::cluster {
 // (names starting with '$' are the server's).
 inline constexpr const char* kClusterUser = "$cluster";
 
+// How links reach peers that serve wss:// (every instance of a cluster
+// serves the same scheme).
+struct PeerTls {
+  bool enabled = false;
+  // PEM roots the peers' certificates must chain to; empty = the system
+  // store. The peer's certificate must name the host of its address.
+  std::string ca_file;
+};
+
 class PeerLinks {
  public:
   // What became of a relayed request.
@@ -47,7 +56,7 @@ class PeerLinks {
   enum class SendResult { kSent, kNoLink, kUnreadable };
 
   // `logger` must outlive the links.
-  PeerLinks(std::string secret, Logger& logger);
+  PeerLinks(std::string secret, Logger& logger, PeerTls tls = {});
   ~PeerLinks();  // Stop()
   PeerLinks(const PeerLinks&) = delete;
   PeerLinks& operator=(const PeerLinks&) = delete;

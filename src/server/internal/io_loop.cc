@@ -99,6 +99,15 @@ void IoLoop::FlushAtEndOfTurn(std::shared_ptr<SocketConnection> conn) {
   });
 }
 
+bool IoLoop::ReadAlone(const SocketConnection* conn, int64_t now_ns) {
+  if (conn != last_reader_) {
+    last_reader_ = conn;
+    last_reader_since_ns_ = now_ns;
+    return false;
+  }
+  return now_ns - last_reader_since_ns_ > kAloneNs;
+}
+
 void IoLoop::After(std::chrono::milliseconds delay, std::function<void()> fn) {
   // The timer is made on the loop's thread, as every I/O object of the loop.
   asio::post(io_, [this, delay, fn = std::move(fn)]() mutable {

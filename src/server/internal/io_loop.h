@@ -72,6 +72,14 @@ class IoLoop {
   // loop's turn").
   void FlushAtEndOfTurn(std::shared_ptr<SocketConnection> conn);
 
+  // Called at each read with its time: true when no other connection of
+  // this loop has read for kAloneNs. Such a lone connection gains nothing
+  // from the end-of-turn flush and would pay for it: its reply would wait
+  // for one more (non-blocking) wait for events before it leaves. Its
+  // replies then leave as soon as its read is handled.
+  bool ReadAlone(const SocketConnection* conn, int64_t now_ns);
+  static constexpr int64_t kAloneNs = 2'000'000;
+
   // Runs `fn` on this loop's thread once `delay` has passed (a request held
   // for a moment, a link opened again); dropped if the loop stops first.
   // Thread-safe.
@@ -86,6 +94,10 @@ class IoLoop {
   asio::steady_timer sweep_timer_;
   std::vector<SocketConnection*> conns_;                     // loop thread only
   std::vector<std::shared_ptr<SocketConnection>> to_flush_;  // loop thread only
+  // The connection that read last (compared, never followed) and since
+  // when it has been the only one reading. Loop thread only.
+  const SocketConnection* last_reader_ = nullptr;
+  int64_t last_reader_since_ns_ = 0;
   std::unique_ptr<char[]> read_buffer_;
   std::thread thread_;
 };

@@ -134,6 +134,7 @@ class AsioListener final : public Listener {
     s.descriptor_exhaustion = get(shared_.descriptor_exhaustion);
     s.handshake_failures = get(shared_.handshake_failures);
     s.protocol_errors = get(shared_.protocol_errors);
+    s.tls_failures = get(shared_.tls_failures);
     s.frame_timeouts = get(shared_.frame_timeouts);
     s.send_timeouts = get(shared_.send_timeouts);
     s.idle_closes = get(shared_.idle_closes);

@@ -27,6 +27,10 @@
 #include "base/status.h"
 #include "server/internal/connection.h"
 
+namespace skiff::server {
+class TlsContext;
+}  // namespace skiff::server
+
 namespace skiff::server::internal {
 
 class IoLoop;
@@ -75,6 +79,9 @@ struct ListenerOptions {
   // All connections' buffered input and output together. Above it a
   // connection that holds buffered bytes is not read until they drain.
   size_t max_buffered_bytes = 256 * 1024 * 1024;
+  // Serves wss:// (TLS, then the WebSocket upgrade) when set; plain ws://
+  // otherwise. Shared with the server, which reloads it on SIGHUP.
+  std::shared_ptr<TlsContext> tls;
 };
 
 // What the listener counts; every figure since start unless it says "now".
@@ -85,6 +92,7 @@ struct ListenerStats {
   uint64_t descriptor_exhaustion = 0;  // times accept found no descriptor left
   uint64_t handshake_failures = 0;     // bad, oversized or timed-out handshakes
   uint64_t protocol_errors = 0;        // connections closed for a framing violation
+  uint64_t tls_failures = 0;           // TLS handshakes refused or not TLS at all
   uint64_t frame_timeouts = 0;         // closed holding an unfinished frame too long
   uint64_t send_timeouts = 0;          // closed because their peer stopped reading
   uint64_t idle_closes = 0;            // closed by the idle timeout

@@ -51,6 +51,7 @@ struct ListenerShared {
   std::atomic<uint64_t> descriptor_exhaustion{0};
   std::atomic<uint64_t> handshake_failures{0};
   std::atomic<uint64_t> protocol_errors{0};
+  std::atomic<uint64_t> tls_failures{0};
   std::atomic<uint64_t> frame_timeouts{0};
   std::atomic<uint64_t> send_timeouts{0};
   std::atomic<uint64_t> idle_closes{0};

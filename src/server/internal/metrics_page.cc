@@ -23,10 +23,12 @@ void Connections(MetricsText& t, const ListenerStats& n, size_t sessions) {
   t.Family("skiff_connections_refused_total", "counter",
            "Connections refused or not completed, by reason: limit (max_connections or per "
            "address), descriptors (accept found no descriptor), handshake (bad, oversized or "
-           "timed-out opening handshake).");
+           "timed-out opening handshake), tls (a TLS handshake refused, or bytes that are not "
+           "TLS on a wss:// port).");
   t.Sample("skiff_connections_refused_total", {{"reason", "limit"}}, n.refused);
   t.Sample("skiff_connections_refused_total", {{"reason", "descriptors"}}, n.descriptor_exhaustion);
   t.Sample("skiff_connections_refused_total", {{"reason", "handshake"}}, n.handshake_failures);
+  t.Sample("skiff_connections_refused_total", {{"reason", "tls"}}, n.tls_failures);
   t.Family("skiff_connections_closed_total", "counter",
            "Connections the server closed, by reason.");
   t.Sample("skiff_connections_closed_total", {{"reason", "protocol_error"}}, n.protocol_errors);

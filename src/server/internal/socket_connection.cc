@@ -17,6 +17,7 @@
 
 #include "server/internal/io_loop.h"
 #include "server/internal/metrics_text.h"
+#include "server/tls_context.h"
 
 #include "ws/handshake.h"
 
@@ -75,6 +76,11 @@ void SocketConnection::Begin() {
   if (!ec) socket_.set_option(tcp::no_delay(true), ec);
   loop_.Add(this);
   if (ec) return Terminate();
+  if (shared_.options.tls != nullptr) {
+    SSL* ssl = shared_.options.tls->NewSession(socket_.native_handle());
+    if (ssl == nullptr) return Terminate();
+    tls_ = std::make_unique<TlsStream>(ssl);
+  }
   ArmRead();
 }
 
@@ -149,22 +155,70 @@ void SocketConnection::OnReadable() {
       }
     }
     char* buffer = loop_.read_buffer();
-    asio::error_code ec;
-    const size_t n = socket_.read_some(asio::buffer(buffer, IoLoop::kReadBufferBytes), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return ArmRead();
-    if (ec) {
-      // End of stream or reset: the peer is gone, or sends no more. The
-      // replies of this turn's earlier reads go first, as far as the socket
-      // takes them.
-      if (flush_at_end_of_turn_) Flush();
-      return Terminate();
+    Next next = Next::kHandle;
+    const size_t n = ReadSome(buffer, IoLoop::kReadBufferBytes, &next);
+    switch (next) {
+      case Next::kHandle:
+        break;
+      case Next::kWaitRead:
+        return ArmRead();
+      case Next::kWaitWrite:
+        // TLS: the handshake (or a key update) must send before it reads.
+        return WaitFor(tcp::socket::wait_write, &SocketConnection::read_armed_,
+                       &SocketConnection::OnReadable);
+      case Next::kEnd:
+        // End of stream, reset or a TLS failure: the peer is gone, or sends
+        // no more. The replies of this turn's earlier reads go first, as
+        // far as the socket takes them.
+        if (flush_at_end_of_turn_) Flush();
+        return Terminate();
     }
     read_at_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+    read_alone_ = loop_.ReadAlone(this, read_at_ns);
     Received(buffer, n);
     // A short read emptied the socket; readiness is reported for new bytes.
-    if (n < IoLoop::kReadBufferBytes) return ArmRead();
+    // (TLS hands over a record at a time from what OpenSSL read ahead: it
+    // says itself when the socket was emptied and no whole record is left.)
+    if (tls_ != nullptr ? tls_->Drained() : n < IoLoop::kReadBufferBytes) return ArmRead();
   }
   ScheduleRead();  // more may be waiting: let the loop's other connections in first
+}
+
+size_t SocketConnection::ReadSome(char* buffer, size_t capacity, Next* next) {
+  if (tls_ != nullptr) {
+    const TlsStream::Io io = tls_->Read(buffer, capacity);
+    switch (io.outcome) {
+      case TlsStream::Outcome::kDone:
+        *next = Next::kHandle;
+        return io.bytes;
+      case TlsStream::Outcome::kWantRead:
+        *next = Next::kWaitRead;
+        return 0;
+      case TlsStream::Outcome::kWantWrite:
+        *next = Next::kWaitWrite;
+        return 0;
+      case TlsStream::Outcome::kFailed:
+        // Not TLS (plain HTTP on the wss:// port), a refused handshake or
+        // a bad record: the connection ends without a word, as TLS has
+        // none to give before it is established.
+        if (phase_ == Phase::kHandshake) {
+          shared_.tls_failures.fetch_add(1, std::memory_order_relaxed);
+        }
+        *next = Next::kEnd;
+        return 0;
+      case TlsStream::Outcome::kClosed:
+        *next = Next::kEnd;
+        return 0;
+    }
+  }
+  asio::error_code ec;
+  const size_t n = socket_.read_some(asio::buffer(buffer, capacity), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    *next = Next::kWaitRead;
+    return 0;
+  }
+  *next = ec ? Next::kEnd : Next::kHandle;
+  return ec ? 0 : n;
 }
 
 void SocketConnection::Received(char* data, size_t n) {
@@ -202,6 +256,7 @@ void SocketConnection::ProcessBuffered() {
 // every connection that was ready (IoLoop::FlushAtEndOfTurn).
 void SocketConnection::FlushAtEndOfTurn() {
   if (flush_at_end_of_turn_ || phase_ == Phase::kDone) return;
+  if (read_alone_) return Flush();
   loop_.FlushAtEndOfTurn(shared_from_this());
   flush_at_end_of_turn_ = true;  // once the loop holds it
 }

@@ -34,6 +34,7 @@
 #include "base/mutex.h"
 #include "server/internal/connection.h"
 #include "server/internal/listener_shared.h"
+#include "server/internal/tls_stream.h"
 
 #include "ws/frame.h"
 
@@ -126,6 +127,13 @@ class SocketConnection final : public Connection,
   void BeginClose(uint16_t code, std::string_view reason);
   // Keeps the shared input count in step with what this connection holds.
   void AccountInput();
+  // One read from the socket, through TLS when the listener serves it:
+  // the bytes read, or 0 with *next saying what to do instead.
+  enum class Next { kHandle, kWaitRead, kWaitWrite, kEnd };
+  size_t ReadSome(char* buffer, size_t capacity, Next* next);
+  // Writes from writing_ at write_index_/write_offset_: the bytes taken,
+  // or 0 with *next saying what to do instead.
+  size_t WriteSome(Next* next);
 
   IoLoop& loop_;
   ListenerShared& shared_;
@@ -135,6 +143,8 @@ class SocketConnection final : public Connection,
   std::string remote_address_;     // set in Begin, before any request
   // Keeps the connection alive until Terminate; handler calls get it.
   std::shared_ptr<Connection> self_;
+  // The TLS session on a wss:// listener; null on a plain one.
+  std::unique_ptr<TlsStream> tls_;
 
   // Loop thread only.
   Phase phase_ = Phase::kHandshake;
@@ -149,6 +159,7 @@ class SocketConnection final : public Connection,
   bool failing_ = false;               // close at once after our close frame
   bool held_back_ = false;             // in_ starts with whole frames a pause held back
   bool respond_then_close_ = false;    // a plain HTTP answer is on its way
+  bool read_alone_ = false;            // the last read was the loop's only one lately
   std::string in_;                     // bytes read but not yet consumed
   size_t in_accounted_ = 0;            // what AccountInput last reported
   size_t in_needed_ = 0;               // bytes the frame at the front of in_ needs

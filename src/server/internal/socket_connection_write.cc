@@ -111,7 +111,6 @@ void SocketConnection::RequestFlushLocked() {
 
 void SocketConnection::Flush() {
   if (phase_ == Phase::kDone || write_armed_) return;
-  thread_local std::vector<asio::const_buffer> buffers;
   for (;;) {
     if (write_index_ == writing_.size()) {
       writing_.clear();
@@ -122,15 +121,15 @@ void SocketConnection::Flush() {
       back_shared_ = false;
       if (writing_.empty()) break;
     }
-    buffers.clear();
-    for (size_t i = write_index_; i < writing_.size() && buffers.size() < kMaxWriteBuffers; ++i) {
-      const size_t skip = i == write_index_ ? write_offset_ : 0;
-      buffers.emplace_back(writing_[i].data() + skip, writing_[i].size() - skip);
+    Next next = Next::kHandle;
+    size_t sent = WriteSome(&next);
+    if (next == Next::kWaitWrite) return ArmWrite();
+    if (next == Next::kWaitRead) {
+      // TLS: a write that must read first (a key update under way).
+      return WaitFor(tcp::socket::wait_read, &SocketConnection::write_armed_,
+                     &SocketConnection::Flush);
     }
-    asio::error_code ec;
-    size_t sent = socket_.send(buffers, 0, ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return ArmWrite();
-    if (ec) return Terminate();
+    if (next == Next::kEnd) return Terminate();
     last_progress_ns_ = shared_.NowNs();
     out_bytes_.fetch_sub(sent, std::memory_order_relaxed);
     shared_.output_bytes.fetch_sub(static_cast<int64_t>(sent), std::memory_order_relaxed);
@@ -145,11 +144,49 @@ void SocketConnection::Flush() {
       ++write_index_;
       write_offset_ = 0;
     }
-    // The socket took less than offered: it is full.
-    if (write_index_ < writing_.size()) return ArmWrite();
+    // The socket took less than offered: it is full. (TLS writes a record
+    // at a time and says when the socket is full.)
+    if (tls_ == nullptr && write_index_ < writing_.size()) return ArmWrite();
   }
   if (writing_.capacity() > 4) std::vector<std::string>().swap(writing_);
   AfterDrained();
+}
+
+size_t SocketConnection::WriteSome(Next* next) {
+  *next = Next::kHandle;
+  if (tls_ != nullptr) {
+    const std::string& chunk = writing_[write_index_];
+    const TlsStream::Io io =
+        tls_->Write(chunk.data() + write_offset_, chunk.size() - write_offset_);
+    switch (io.outcome) {
+      case TlsStream::Outcome::kDone:
+        return io.bytes;
+      case TlsStream::Outcome::kWantWrite:
+        *next = Next::kWaitWrite;
+        return 0;
+      case TlsStream::Outcome::kWantRead:
+        *next = Next::kWaitRead;
+        return 0;
+      case TlsStream::Outcome::kClosed:
+      case TlsStream::Outcome::kFailed:
+        *next = Next::kEnd;
+        return 0;
+    }
+  }
+  thread_local std::vector<asio::const_buffer> buffers;
+  buffers.clear();
+  for (size_t i = write_index_; i < writing_.size() && buffers.size() < kMaxWriteBuffers; ++i) {
+    const size_t skip = i == write_index_ ? write_offset_ : 0;
+    buffers.emplace_back(writing_[i].data() + skip, writing_[i].size() - skip);
+  }
+  asio::error_code ec;
+  const size_t sent = socket_.send(buffers, 0, ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    *next = Next::kWaitWrite;
+    return 0;
+  }
+  if (ec) *next = Next::kEnd;
+  return ec ? 0 : sent;
 }
 
 void SocketConnection::ArmWrite() {
@@ -162,6 +199,7 @@ void SocketConnection::AfterDrained() {
     // Our answer is out; after an HTTP answer or a close frame exchange the
     // server closes the TCP connection first (RFC 6455 7.1.1).
     if (respond_then_close_ || peer_closed_ || failing_) {
+      if (tls_ != nullptr) tls_->Shutdown();
       asio::error_code ec;
       socket_.shutdown(tcp::socket::shutdown_send, ec);
       return Terminate();

@@ -159,7 +159,11 @@ void PreparePgStatements(pqxx::connection& conn) {
   conn.prepare("write_all+m", WriteAllSql(WriteAllKind::kPlain));
   conn.prepare("write_all_counted+m", WriteAllSql(WriteAllKind::kCounted));
   conn.prepare("write_all_fenced+m", WriteAllSql(WriteAllKind::kFenced));
-  conn.prepare("commit_mark", "SELECT seq FROM skiff_commit_marks WHERE instance = $1");
+  // A write, not a read: its own commit waits for the synchronous standby,
+  // which then has the mark's commit too (WAL is replicated in order), so a
+  // mark found here is one a failover keeps.
+  conn.prepare("commit_mark",
+               "UPDATE skiff_commit_marks SET at = now() WHERE instance = $1 RETURNING seq");
   conn.prepare("last_sync_id", "SELECT COALESCE(MAX(sync_id), 0) FROM skiff_changes");
   conn.prepare("last_by_group", "SELECT grp, MAX(sync_id) FROM skiff_changes GROUP BY grp");
   conn.prepare("read_changes",

@@ -51,6 +51,12 @@ Status PgStatusOf(const std::exception& e, bool* broken) {
     if (state == "57014" || state == "55P03") {
       return Unavailable("PostgreSQL timed out (" + state + "): " + e.what());
     }
+    // 25006: a write on a server that is (now) a standby. The primary is
+    // elsewhere: a new connection finds it (target_session_attrs).
+    if (state == "25006") {
+      *broken = true;
+      return Unavailable("PostgreSQL server is read-only (a standby): " + std::string(e.what()));
+    }
     if (cls == "08" || cls == "57" || cls == "53" || cls == "40") {
       *broken = cls != "40";
       return Unavailable("PostgreSQL unavailable (" + state + "): " + e.what());
@@ -66,6 +72,7 @@ PgSession::PgSession(std::string url, const PostgresOptions& options, const Cloc
       options_(options),
       clock_(clock),
       instance_(RandomInstanceId()),
+      gate_(clock, options.logger != nullptr ? *options.logger : stderr_logger_),
       deadline_(options.call_timeout, clock) {}
 
 Status PgSession::Open() {
@@ -106,7 +113,8 @@ Status PgSession::Finish(Status s, bool broken, bool* lost) {
   }
   if (!s.ok() && (broken || !conn_->is_open())) {
     broken = true;
-    conn_.reset();  // the next call opens a new one
+    gate_.Lost(s);
+    Drop();  // the next call opens a new one
   }
   if (lost != nullptr) *lost = broken;
   return s;
@@ -115,7 +123,14 @@ Status PgSession::Finish(Status s, bool broken, bool* lost) {
 Status PgSession::Settle(const CommitMark& mark, Status s, bool lost, const Status& refused) {
   if (!refused.ok()) return refused;
   if (s.ok()) {
-    if (mark.sent_) transactions_.fetch_add(1, std::memory_order_relaxed);
+    if (!mark.sent_) return s;
+    if (watch_ != nullptr && watch_->cancelled()) {
+      return OutcomeUnknown(
+          "PostgreSQL committed on the primary but did not confirm the commit on its "
+          "synchronous standby (" +
+          watch_->message() + "): a failover may lose it");
+    }
+    transactions_.fetch_add(1, std::memory_order_relaxed);
     return s;
   }
   // Lost before the commit was sent: the server never got a COMMIT (or the
@@ -138,9 +153,12 @@ Status PgSession::CheckCommit(uint64_t mark, const Status& cause) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!connected.ok()) {
+    gate_.Failed(connected, unreachable_);
     return OutcomeUnknown("PostgreSQL connection lost at commit (" + cause.message() +
                           "), and the check of its outcome failed: " + connected.message());
   }
+  gate_.Connected(Where());
+  watch_->Reset();
   std::optional<uint64_t> stored;
   auto read_mark = [&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
@@ -149,6 +167,9 @@ Status PgSession::CheckCommit(uint64_t mark, const Status& cause) {
     if (!r.empty()) stored = r[0][0].as<uint64_t>();
   };
   Status read = RunLocked(read_mark, nullptr);
+  if (read.ok() && watch_ != nullptr && watch_->cancelled()) {
+    read = Unavailable("the synchronous standby did not confirm it (" + watch_->message() + ")");
+  }
   if (!read.ok()) {
     return OutcomeUnknown("PostgreSQL connection lost at commit (" + cause.message() +
                           "), and the check of its outcome failed: " + read.message());
@@ -184,7 +205,7 @@ void PgSession::EndBackend(pqxx::connection& conn, const Backend& old) {
 // of it fails, the lock included.
 Status PgSession::EnsureConnected() {
   if (conn_ && conn_->is_open()) return Status::Ok();
-  conn_.reset();
+  Drop();
   std::unique_ptr<pqxx::connection> conn;
   unreachable_ = false;
   try {
@@ -249,8 +270,33 @@ Status PgSession::EnsureConnected() {
   }
   if (!s.ok()) return Unavailable("cannot open PostgreSQL store: " + s.message());
   conn_ = std::move(conn);
+  watch_ = std::make_unique<SyncRepWatch>(*conn_);
   previous_ = backend;
   return Status::Ok();
+}
+
+Status PgSession::ConnectForCall() {
+  if (conn_ && conn_->is_open()) return Status::Ok();
+  SKIFF_RETURN_IF_ERROR(gate_.MayTry());
+  Status s = EnsureConnected();
+  if (s.ok()) {
+    gate_.Connected(Where());
+  } else {
+    gate_.Failed(s, unreachable_);
+  }
+  return s;
+}
+
+void PgSession::Drop() {
+  watch_.reset();
+  conn_.reset();
+}
+
+std::string PgSession::Where() {
+  if (!conn_) return "(no connection)";
+  const char* host = conn_->hostname();
+  const char* port = conn_->port();
+  return std::string(host != nullptr ? host : "?") + ":" + (port != nullptr ? port : "?");
 }
 
 // The call that takes the instance lock, `function` being one of

@@ -18,7 +18,15 @@
 // backend has ended (its transaction is then committed or aborted for good),
 // and reads the row: our number means committed (OK), anything else means
 // not applied (unavailable); when it cannot find out within call_timeout the
-// answer is outcome_unknown.
+// answer is outcome_unknown. The mark is read by a statement that writes, so
+// under synchronous replication a mark it finds is on the standby too.
+//
+// Failover: with a libpq multi-host URL and target_session_attrs=read-write
+// a reconnect reaches whichever host is the primary now. Reconnects are
+// paced and reported by a ReconnectGate (one warning per outage, one line
+// when it ends); calls in between fail with unavailable. A commit whose
+// wait for the synchronous standby was cancelled (SyncRepWatch) is answered
+// outcome_unknown, never OK: it may not survive a failover.
 //
 // Instance guard: an exclusive store takes a session advisory lock keyed by
 // the database and schema on every connection it opens, before serving.
@@ -43,8 +51,11 @@
 #include <pqxx/pqxx>
 
 #include "base/clock.h"
+#include "base/logger.h"
 #include "base/mutex.h"
 #include "base/status.h"
+#include "store/internal/pg_reconnect_gate.h"
+#include "store/internal/pg_sync_rep_watch.h"
 #include "store/internal/socket_deadline.h"
 #include "store/store.h"
 
@@ -109,7 +120,8 @@ class PgSession {
   template <typename Body>
   Status CommitMarked(Body&& body) SKIFF_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    SKIFF_RETURN_IF_ERROR(EnsureConnected());
+    SKIFF_RETURN_IF_ERROR(ConnectForCall());
+    watch_->Reset();
     CommitMark mark(instance_, ++last_mark_);
     Status refused;
     bool lost = false;
@@ -134,7 +146,7 @@ class PgSession {
 
   template <typename Body>
   Status RunLocked(Body& body, bool* lost) SKIFF_REQUIRES(mu_) {
-    SKIFF_RETURN_IF_ERROR(EnsureConnected());
+    SKIFF_RETURN_IF_ERROR(ConnectForCall());
     deadline_.Arm(conn_->sock());
     Status s;
     bool broken = false;
@@ -153,6 +165,12 @@ class PgSession {
       SKIFF_REQUIRES(mu_);
   Status CheckCommit(uint64_t mark, const Status& cause) SKIFF_REQUIRES(mu_);
   Status EnsureConnected() SKIFF_REQUIRES(mu_);
+  // EnsureConnected for a call, paced and reported by gate_.
+  Status ConnectForCall() SKIFF_REQUIRES(mu_);
+  // Drops the connection (and its watch); the next call reconnects.
+  void Drop() SKIFF_REQUIRES(mu_);
+  // "host:port" of the connection, for the log.
+  std::string Where() SKIFF_REQUIRES(mu_);
   void EndBackend(pqxx::connection& conn, const Backend& old);
   std::string GuardLockCall(const std::string& function) const;
   std::string GuardHolder(pqxx::connection& conn);
@@ -160,9 +178,13 @@ class PgSession {
   const std::string url_;  // libpq's, without the store's parameters
   const PostgresOptions options_;
   const Clock& clock_;
-  const std::string instance_;  // this session's row in skiff_commit_marks
+  StderrLogger stderr_logger_{"skiff"};  // when options_.logger is null
+  const std::string instance_;           // this session's row in skiff_commit_marks
   Mutex mu_;
   std::unique_ptr<pqxx::connection> conn_ SKIFF_GUARDED_BY(mu_);
+  // Set with conn_, and destroyed before it (declared after it).
+  std::unique_ptr<SyncRepWatch> watch_ SKIFF_GUARDED_BY(mu_);
+  ReconnectGate gate_ SKIFF_GUARDED_BY(mu_);
   Backend previous_ SKIFF_GUARDED_BY(mu_);          // of the last connection opened
   bool unreachable_ SKIFF_GUARDED_BY(mu_) = false;  // the last connect got no session
   uint64_t last_mark_ SKIFF_GUARDED_BY(mu_) = 0;    // number of the last write

@@ -32,6 +32,7 @@ std::string EncodeStatsReply(uint64_t id, const StatsFigures& f) {
         {"max_connections", network.max_connections},
         {"descriptor_exhaustion", network.descriptor_exhaustion},
         {"handshake_failures", network.handshake_failures},
+        {"tls_failures", network.tls_failures},
         {"protocol_errors", network.protocol_errors},
         {"frame_timeouts", network.frame_timeouts},
         {"send_timeouts", network.send_timeouts},
