@@ -63,6 +63,9 @@ int main(int argc, char** argv) {
     options.tls_context = std::move(tls).value();
   }
   RaiseDescriptorLimit();
+  // A peer that resets its connection must cost that connection only; every
+  // send already asks for no signal, and this covers any that does not.
+  signal(SIGPIPE, SIG_IGN);
 
   // Block the signals before any thread starts, so every thread inherits
   // the mask and only sigwait below sees them: SIGTERM and SIGINT stop,

@@ -13,6 +13,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <sys/socket.h>
 
 namespace skiff::server {
 namespace {
@@ -61,6 +62,39 @@ std::string SubjectText(X509* cert) {
   return name;
 }
 
+// Never asks for a passphrase: OpenSSL's default would read one from the
+// terminal, and block a SIGHUP reload (and the stop after it) for good.
+int NoPassphrase(char*, int, int, void*) { return -1; }
+
+// OpenSSL's socket BIO writes with write(2), which raises SIGPIPE on a
+// connection its peer reset; this one sends with MSG_NOSIGNAL, as the
+// plain path does, and borrows everything else from the socket BIO.
+int SendWithoutSignal(BIO* bio, const char* data, int size) {
+  const int fd = static_cast<int>(BIO_get_fd(bio, nullptr));
+  BIO_clear_retry_flags(bio);
+  const ssize_t n = ::send(fd, data, static_cast<size_t>(size), MSG_NOSIGNAL);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    BIO_set_retry_write(bio);
+  }
+  return static_cast<int>(n);
+}
+
+const BIO_METHOD* SocketWithoutSignal() {
+  static BIO_METHOD* const method = [] {
+    const BIO_METHOD* socket = BIO_s_socket();
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
+                                 "socket without SIGPIPE");
+    BIO_meth_set_write(m, SendWithoutSignal);
+    BIO_meth_set_read(m, BIO_meth_get_read(socket));
+    BIO_meth_set_puts(m, BIO_meth_get_puts(socket));
+    BIO_meth_set_ctrl(m, BIO_meth_get_ctrl(socket));
+    BIO_meth_set_create(m, BIO_meth_get_create(socket));
+    BIO_meth_set_destroy(m, BIO_meth_get_destroy(socket));
+    return m;
+  }();
+  return method;
+}
+
 // A new SSL_CTX serving the pair, or why it cannot; *description names it.
 Result<SSL_CTX*> Build(const TlsSettings& s, std::string* description) {
   if (Status st = CheckReadable("--tls-cert", s.cert_file); !st.ok()) return st;
@@ -91,6 +125,7 @@ Result<SSL_CTX*> Build(const TlsSettings& s, std::string* description) {
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_num_tickets(ctx, 1);
 
+  SSL_CTX_set_default_passwd_cb(ctx, NoPassphrase);
   if (SSL_CTX_use_certificate_chain_file(ctx, s.cert_file.c_str()) != 1) {
     return fail("--tls-cert " + s.cert_file + " holds no usable PEM certificate" +
                 Because(TakeOpenSslError()));
@@ -99,8 +134,12 @@ Result<SSL_CTX*> Build(const TlsSettings& s, std::string* description) {
   // of another certificate get different words.
   EVP_PKEY* key = nullptr;
   if (BIO* in = BIO_new_file(s.key_file.c_str(), "r"); in != nullptr) {
-    key = PEM_read_bio_PrivateKey(in, nullptr, nullptr, nullptr);
+    key = PEM_read_bio_PrivateKey(in, nullptr, NoPassphrase, nullptr);
     BIO_free(in);
+  }
+  if (key == nullptr && ERR_GET_REASON(ERR_peek_last_error()) == PEM_R_BAD_PASSWORD_READ) {
+    TakeOpenSslError();
+    return fail("--tls-key " + s.key_file + " is encrypted; skiffd takes an unencrypted key");
   }
   if (key == nullptr) {
     return fail("--tls-key " + s.key_file + " holds no usable PEM private key" +
@@ -162,10 +201,13 @@ SSL* TlsContext::NewSession(int fd) const {
     ssl = SSL_new(ctx_);
   }
   if (ssl == nullptr) return nullptr;
-  if (SSL_set_fd(ssl, fd) != 1) {
+  BIO* socket = BIO_new(SocketWithoutSignal());
+  if (socket == nullptr) {
     SSL_free(ssl);
     return nullptr;
   }
+  BIO_set_fd(socket, fd, BIO_NOCLOSE);  // the connection closes its socket itself
+  SSL_set_bio(ssl, socket, socket);
   SSL_set_accept_state(ssl);
   return ssl;
 }

@@ -179,6 +179,15 @@ class TlsTest : public ::testing::Test {
     return false;
   }
 
+  // tls_ws_client.mjs in `mode` against the server, as user ops; its exit
+  // status, with its output in *out.
+  Result<int> RunNodeClient(const std::string& mode, std::string* out) {
+    return support::RunToEnd(
+        {SKIFF_NODE, SKIFF_TLS_CLIENT_SCRIPT, SKIFF_JS_MODULES,
+         "wss://127.0.0.1:" + std::to_string(port_) + "/", certs_.ca, "ops", secret_, mode},
+        out);
+  }
+
   // GET /healthz over TLS with the test CA: the body, or "" on failure.
   std::string Healthz() {
     TlsClient c(certs_.ca);
@@ -225,6 +234,12 @@ class TlsTest : public ::testing::Test {
 
 TEST_F(TlsTest, RefusesToStartWithABadPairAndSaysWhich) {
   const std::string not_pem = Write("not.pem", "this is not PEM\n");
+  const std::string encrypted = dir_.File("encrypted_key.pem");
+  auto made = support::RunToEnd(
+      {"/bin/sh", "-c",
+       "openssl pkey -in " + certs_.key + " -aes256 -passout pass:secret -out " + encrypted});
+  ASSERT_OK(made);
+  ASSERT_EQ(*made, 0);
   struct Case {
     std::vector<std::string> flags;
     std::string says;
@@ -243,6 +258,8 @@ TEST_F(TlsTest, RefusesToStartWithABadPairAndSaysWhich) {
            certs_.cert},
       {{"--tls-cert", certs_.expired, "--tls-key", certs_.key},
        "the certificate in --tls-cert " + certs_.expired + " (/CN=localhost) expired on"},
+      {{"--tls-cert", certs_.cert, "--tls-key", encrypted},
+       "--tls-key " + encrypted + " is encrypted; skiffd takes an unencrypted key"},
       {{"--tls-cert", certs_.cert}, "--tls-key names no file"},
       {{"--tls-key", certs_.key}, "--tls-cert names no file"},
   };
@@ -285,15 +302,23 @@ TEST_F(TlsTest, OpensslSClientGetsHealthzOverTls12And13WithTheChainVerified) {
 TEST_F(TlsTest, NodeWsClientLogsInWritesAndReadsOverWss) {
   Spawn();
   std::string out;
-  auto status = support::RunToEnd(
-      {SKIFF_NODE, SKIFF_TLS_CLIENT_SCRIPT, SKIFF_JS_MODULES,
-       "wss://127.0.0.1:" + std::to_string(port_) + "/", certs_.ca, "ops", secret_, "once"},
-      &out);
+  auto status = RunNodeClient("once", &out);
   ASSERT_OK(status);
   ASSERT_EQ(*status, 0) << out;
   const json result = json::parse(out);
   EXPECT_EQ(result["value"], json({{"over", "tls"}})) << out;
   EXPECT_EQ(result["bigSame"], true) << out;
+}
+
+// A reset while a large reply is being written ends that connection only
+// (OpenSSL's own socket writes would raise SIGPIPE and end the process).
+TEST_F(TlsTest, AClientResettingMidReplyCostsOnlyItsConnection) {
+  Spawn();
+  std::string out;
+  auto status = RunNodeClient("reset", &out);
+  ASSERT_OK(status);
+  EXPECT_EQ(*status, 0) << out;
+  EXPECT_TRUE(Contains(Healthz(), "200 OK"));
 }
 
 TEST_F(TlsTest, OnlyTls12AndNewerAreServed) {

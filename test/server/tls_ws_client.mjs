@@ -9,6 +9,9 @@
 //     flight each, prints "ready", waits until a new connection is served
 //     NEW_CERT (the test swaps the files and sends SIGHUP meanwhile), then
 //     has each old connection answer 50 more requests and prints counts.
+//   node tls_ws_client.mjs MODULES URL CA USER SECRET reset
+//     writes an 8 MB value, then five times asks for it and resets the
+//     connection while the reply is being written.
 // CA may hold several certificates (the old and the new roots).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -135,4 +138,28 @@ async function reload() {
   process.stdout.write(`${JSON.stringify({ ok: true, closed, answered, after, polls })}\n`);
 }
 
-(mode === 'reload' ? reload() : once()).catch(fail);
+// Asks for a large value, then resets the connection without reading the
+// reply: the server's write then meets a reset socket.
+async function reset() {
+  const conn = await open();
+  await login(conn);
+  await conn.call({ op: 'set', table: 't', key: 'huge', value: 'x'.repeat(8_000_000) });
+  for (let round = 0; round < 5; round++) {
+    const ws = new WebSocket(url, { ca });
+    await new Promise((resolve, reject) => {
+      ws.on('open', resolve);
+      ws.on('error', reject);
+    });
+    ws.send(JSON.stringify({ id: 1, op: 'login', user, secret }));
+    ws.send(JSON.stringify({ id: 2, op: 'get', table: 't', key: 'huge' }));
+    // The login's reply has arrived: the get's is being written.
+    await new Promise((resolve) => ws.once('message', resolve));
+    // Closing a socket with unread bytes makes the kernel send a reset.
+    ws._socket.destroy();
+  }
+  conn.close();
+  process.stdout.write(`${JSON.stringify({ ok: true })}\n`);
+}
+
+const modes = { once, reload, reset };
+modes[mode]().catch(fail);

@@ -32,6 +32,9 @@ TlsStream::Io TlsStream::Read(char* data, size_t capacity) {
   // The error queue is per thread and shared by every session of the loop:
   // a stale entry would make SSL_get_error misreport this call.
   ERR_clear_error();
+  // Set again by the BIO callback if this read goes to the socket; a read
+  // served from what OpenSSL holds says nothing of the socket.
+  socket_emptied_ = false;
   size_t n = 0;
   const int r = SSL_read_ex(ssl_, data, capacity, &n);
   if (r == 1) return {Outcome::kDone, n};
