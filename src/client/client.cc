@@ -5,6 +5,7 @@
 
 #include "client/internal/pooled_connection.h"
 #include "client/internal/transport.h"
+#include "client/internal/watch_registry.h"
 
 namespace skiff::client {
 
@@ -25,6 +26,18 @@ class Client::Impl {
       auto conn =
           std::make_shared<internal::PooledConnection>(*transport_, options_, clock_, next_id_);
       conn->set_wire_tally(&tally_);
+      if (i == 0) {
+        // Watches live on the first connection: its events carry no id.
+        watches_ = std::make_shared<internal::WatchRegistry>(*conn);
+        std::weak_ptr<internal::WatchRegistry> weak = watches_;
+        conn->set_event_handlers(
+            [weak](const doc::Value& event) {
+              if (auto w = weak.lock()) w->OnEvent(event);
+            },
+            [weak] {
+              if (auto w = weak.lock()) w->OnReconnected();
+            });
+      }
       std::promise<Status> promise;
       ready.push_back(promise.get_future());
       conn->Start(std::move(promise));
@@ -74,6 +87,8 @@ class Client::Impl {
     return c;
   }
 
+  internal::WatchRegistry& watches() { return *watches_; }
+
   void Shutdown() {
     if (shut_down_.exchange(true)) return;
     for (auto& conn : conns_) conn->Shutdown();
@@ -112,6 +127,7 @@ class Client::Impl {
   internal::WireTally tally_;  // before transport_: its thread counts into it
   std::unique_ptr<internal::Transport> transport_;
   std::vector<std::shared_ptr<internal::PooledConnection>> conns_;  // fixed after Start
+  std::shared_ptr<internal::WatchRegistry> watches_;                // on conns_[0]
   std::atomic<uint64_t> next_id_{1};
   std::atomic<size_t> next_conn_{0};
   std::atomic<bool> shut_down_{false};
@@ -244,6 +260,16 @@ Result<Page> Client::All(std::string_view table, std::string_view after, size_t 
 }
 
 Result<doc::Value> Client::Stats() { return CallSync({{"op", "stats"}}); }
+
+Result<uint64_t> Client::Watch(std::string_view table, const WatchTarget& target,
+                               WatchCallback on_event) {
+  if (!target.key.empty() && !target.prefix.empty()) {
+    return BadRequest("a watch takes a key or a prefix, not both");
+  }
+  return impl_->watches().Open(std::string(table), target, std::move(on_event));
+}
+
+Status Client::Unwatch(uint64_t handle) { return impl_->watches().Close(handle); }
 
 void Client::Send(std::string body, ReplyCallback done, std::function<void(std::string)> text) {
   impl_->Send(std::move(body), std::move(done), std::move(text));

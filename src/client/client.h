@@ -52,6 +52,31 @@ struct WireCounters {
   uint64_t bytes_received = 0;
 };
 
+// One event of a watch (docs/protocol.md, "watch / unwatch"). `kind` is
+// "change" (key, value or deleted, version, coalesced), "initial" (key,
+// value), "ready" (version), "resync" (version: read the values again),
+// or "ended" (reason, message: the watch is over; after "overflow" the
+// client watches again by itself, resuming from the last version).
+struct WatchEvent {
+  std::string kind;
+  std::string key;
+  std::optional<doc::Value> value;  // change (unless deleted) and initial
+  bool deleted = false;
+  bool coalesced = false;
+  uint64_t version = 0;
+  std::string reason;
+  std::string message;
+};
+using WatchCallback = std::function<void(const WatchEvent&)>;
+
+// What a watch follows in its table: one key, the keys with a prefix, or
+// (both empty) the whole table; `initial` sends the current values first.
+struct WatchTarget {
+  std::string key;
+  std::string prefix;
+  bool initial = false;
+};
+
 // True when `status` is the client's own failure to get a reply (the
 // connection closed or could not be made, no reply within the timeout, the
 // client shut down), as opposed to an error the server replied with: the
@@ -117,6 +142,16 @@ class Client {
                  OnNextPage on_next = {});
   Result<WaitReply> Wait(const WaitRequest& request);
   void Wait(const WaitRequest& request, std::function<void(Result<WaitReply>)> done);
+
+  // Watches `table` (see WatchTarget) on the client's first connection;
+  // `on_event` runs on the client's I/O thread for every event, in order.
+  // After a reconnect (or an overflow) the watch is opened again by itself
+  // with `since` the last version seen, so changes missed meanwhile come
+  // first, or a "resync" event says to read again. Returns a handle for
+  // Unwatch, or the server's error (forbidden, bad_request, ...).
+  Result<uint64_t> Watch(std::string_view table, const WatchTarget& target, WatchCallback on_event);
+  // Ends a watch: no event of it runs after this returns OK.
+  Status Unwatch(uint64_t handle);
 
   WireCounters wire_counters() const;
 

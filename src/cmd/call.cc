@@ -1,10 +1,14 @@
 #include "cmd/call.h"
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <utility>
+
+#include <pthread.h>
 
 #include "client/client.h"
 #include "cmd/command_line.h"
@@ -18,6 +22,69 @@ constexpr int kOk = 0;
 constexpr int kRefused = 1;
 constexpr int kUnreachable = 6;
 
+// One event as a JSON line: its kind under "event", and what it carries.
+std::string EventLine(const client::WatchEvent& e) {
+  doc::Value line = {{"event", e.kind}};
+  if (!e.key.empty()) line["key"] = e.key;
+  if (e.value) line["value"] = *e.value;
+  if (e.deleted) line["deleted"] = true;
+  if (e.coalesced) line["coalesced"] = true;
+  if (e.version != 0) line["version"] = e.version;
+  if (!e.reason.empty()) line["reason"] = e.reason;
+  if (!e.message.empty()) line["message"] = e.message;
+  return doc::Dump(line);
+}
+
+// `skiff call watch`: prints events until SIGINT/SIGTERM or `count` of
+// them. The signals are blocked before the client starts its threads, so
+// only this thread takes them (sigtimedwait), and the printing stays on
+// the client's I/O thread.
+int RunWatch(const CallRequest& r, const doc::Value& request, client::ClientOptions options) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  options.reconnect = true;
+  auto connected = client::Client::Connect(options);
+  if (!connected.ok()) {
+    std::fprintf(stderr, "skiff call: %s: %s\n", r.url.c_str(),
+                 connected.status().ToString().c_str());
+    return connected.status().code() == StatusCode::kUnavailable ? kUnreachable : kRefused;
+  }
+  auto text = [&](const char* name) {
+    auto it = request.find(name);
+    // key=12 parses as a number; it names the key "12" all the same.
+    if (it == request.end()) return std::string();
+    return it->is_string() ? it->get<std::string>() : doc::Dump(*it);
+  };
+  client::WatchTarget target;
+  target.key = text("key");
+  target.prefix = text("prefix");
+  auto initial = request.find("initial");
+  target.initial = initial != request.end() && initial->is_boolean() && initial->get<bool>();
+  std::atomic<size_t> printed{0};
+  std::atomic<bool> ended{false};
+  Result<uint64_t> watch =
+      (*connected)->Watch(text("table"), target, [&](const client::WatchEvent& e) {
+        if (r.count != 0 && printed.load() >= r.count) return;
+        std::printf("%s\n", EventLine(e).c_str());
+        std::fflush(stdout);
+        printed.fetch_add(1);
+        if (e.kind == "ended" && e.reason != "overflow") ended.store(true);
+      });
+  if (!watch.ok()) {
+    std::fprintf(stderr, "skiff call: %s\n", watch.status().ToString().c_str());
+    return watch.status().code() == StatusCode::kUnavailable ? kUnreachable : kRefused;
+  }
+  const timespec tick{0, 100'000'000};
+  while (!ended.load() && (r.count == 0 || printed.load() < r.count)) {
+    if (sigtimedwait(&stop, nullptr, &tick) > 0) break;
+  }
+  (*connected)->Shutdown();
+  return kOk;
+}
+
 }  // namespace
 
 CLI::App* AddCallCommand(CLI::App& app, CallRequest& r) {
@@ -28,6 +95,7 @@ CLI::App* AddCallCommand(CLI::App& app, CallRequest& r) {
       "  skiff call set table=notes key=a value='{\"text\":\"hi\"}'\n"
       "  skiff call get table=notes key=a\n"
       "  skiff call add table=counters key=c path='[\"n\"]' delta=1\n"
+      "  skiff call watch table=notes prefix=a/   (prints events until Ctrl-C)\n"
       "Exit 0 when the reply is ok, 1 when the server refused, 6 when it cannot be "
       "reached.");
   call->add_option("--url", r.url, "the server, ws://HOST:PORT or wss://HOST:PORT (TLS)")
@@ -54,6 +122,9 @@ CLI::App* AddCallCommand(CLI::App& app, CallRequest& r) {
       ->type_name("MS")
       ->transform(WholeNumber())
       ->check(CLI::Range(1, 3'600'000))
+      ->capture_default_str();
+  call->add_option("--count", r.count, "watch: exit after this many events (0: until SIGINT)")
+      ->type_name("N")
       ->capture_default_str();
   call->add_option("op", r.op,
                    "the operation: ping, get, set, has, delete, add, merge, all, "
@@ -98,6 +169,7 @@ int RunCall(const CallRequest& r) {
   options.secret = r.secret;
   options.reconnect = false;
   options.request_timeout = std::chrono::milliseconds(r.timeout_ms);
+  if (op == "watch") return RunWatch(r, request, options);
   auto connected = client::Client::Connect(options);
   if (!connected.ok()) {
     std::fprintf(stderr, "skiff call: %s: %s\n", url.c_str(),

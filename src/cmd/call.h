@@ -20,6 +20,8 @@ struct CallRequest {
   int timeout_ms = 10000;
   std::string op;
   std::vector<std::string> fields;  // NAME=VALUE
+  // `watch`: stop after this many events (0: until SIGINT or SIGTERM).
+  size_t count = 0;
 };
 
 // Adds the `call` command and its table of options to skiff's `app`, bound
@@ -31,6 +33,8 @@ CLI::App* AddCallCommand(CLI::App& app, CallRequest& request);
 // Sends the request. Exit code: 0 the server answered ok, 1 it answered
 // with an error, 6 it could not be reached (a certificate that fails its
 // check included), 64 a field or the URL is malformed.
+// `watch` prints one JSON line per event until interrupted (exit 0) or
+// `count` events; it resumes by itself across reconnects.
 int RunCall(const CallRequest& request);
 
 }  // namespace skiff::cmd

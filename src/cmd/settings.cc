@@ -159,6 +159,18 @@ void AddSkiffdSettings(CLI::App& app, SkiffdOptions& o, std::string& config_path
   Duration<seconds>(app, "--stop-grace-s", o.stop_grace, "SKIFF_STOP_GRACE_S",
                     "At a graceful stop, how long a failing store is retried before unwritten "
                     "writes are given up (and named)");
+  Count(app, "--watch-history", o.watch_history, 0, "SKIFF_WATCH_HISTORY",
+        "Watches: changes held for a watch that resumes with since (older ones get resync)");
+  Count(app, "--watch-history-bytes", o.watch_history_bytes, 0, "SKIFF_WATCH_HISTORY_BYTES",
+        "Watches: bytes of the changes held for since");
+  Count(app, "--max-watches-per-connection", o.max_watches_per_connection, 1,
+        "SKIFF_MAX_WATCHES_PER_CONNECTION", "Watches one connection may hold open at once");
+  Count(app, "--max-watches", o.max_watches, 1, "SKIFF_MAX_WATCHES",
+        "Watches the server holds open at once, over all connections");
+  Count(app, "--watch-coalesce-bytes", o.watch_coalesce_bytes, 1024, "SKIFF_WATCH_COALESCE_BYTES",
+        "Watches: a connection's unsent events past which a key's changes coalesce to its latest");
+  Count(app, "--watch-queue-bytes", o.watch_queue_bytes, 4096, "SKIFF_WATCH_QUEUE_BYTES",
+        "Watches: a connection's queued events past which the watch ends with overflow");
   // 256 is the deepest the client SDK and cluster links read
   // (doc/json_skip.h): a deeper request could be taken but not relayed.
   Count(app, "--max-depth", o.max_depth, 2, "SKIFF_MAX_DEPTH",

@@ -41,6 +41,12 @@ internal::DocumentsOptions DocumentsOptionsOf(const ServerOptions& o,
   d.max_unflushed_bytes = o.max_unflushed_bytes;
   d.max_unflushed_age = o.max_unflushed_age;
   d.stop_grace = o.stop_grace;
+  d.watch.history_count = o.watch_history;
+  d.watch.history_bytes = o.watch_history_bytes;
+  d.watch.max_per_connection = o.max_watches_per_connection;
+  d.watch.max_total = o.max_watches;
+  d.watch.coalesce_bytes = o.watch_coalesce_bytes;
+  d.watch.max_queue_bytes = o.watch_queue_bytes;
   // Cluster mode: writes are admitted only on partitions served here.
   d.ownership = ownership;
   return d;
@@ -67,6 +73,9 @@ Status ValidateOptions(const ServerOptions& o) {
     if (value.count() <= 0) return BadRequest(std::string(name) + " must be positive");
   }
   if (o.max_depth < 2) return BadRequest("max_depth must be at least 2");
+  if (o.watch_coalesce_bytes >= o.watch_queue_bytes) {
+    return BadRequest("watch_coalesce_bytes must be below watch_queue_bytes");
+  }
   if (o.max_unflushed_age.count() <= 0) return BadRequest("max_unflushed_age must be positive");
   if (o.durability == Durability::kMemory && o.flush_interval.count() <= 0) {
     return BadRequest("flush_interval must be positive");

@@ -98,6 +98,17 @@ struct ServerOptions {
   // At a graceful stop, how long a failing store is retried before the
   // writes it has not taken are given up (and named in Stop's error).
   std::chrono::milliseconds stop_grace{std::chrono::seconds(30)};
+  // Watches (docs/protocol.md, "watch / unwatch"): changes held for a
+  // watch that resumes with `since` (count and bytes of their encoding);
+  // watches open at once per connection and per server; a connection's
+  // queued events coalesce per key past watch_coalesce_bytes, and past
+  // watch_queue_bytes the watch ends with an overflow event.
+  size_t watch_history = 10000;
+  size_t watch_history_bytes = 16 * 1024 * 1024;
+  size_t max_watches_per_connection = 64;
+  size_t max_watches = 10000;
+  size_t watch_coalesce_bytes = 256 * 1024;
+  size_t watch_queue_bytes = 4 * 1024 * 1024;
   // HOST:PORT of a plain-HTTP listener of its own serving only GET /metrics
   // (port 0 picks a free one); the main port then answers /metrics with
   // 404. Empty = /metrics on the main port.

@@ -104,13 +104,15 @@ Status ClusterSyncLog::CatchUp() {
   // change up to its highest id.
   uint64_t top = after;
   for (const auto& [group, id] : by_group) top = std::max(top, id);
+  // Counted before the waits it wakes are answered: whoever sees such a
+  // wake sees the read counted.
+  catch_ups_.fetch_add(1);
   host_->Advance(top, by_group);
   {
     // After the host has them: the scan never claims groups it lacks.
     MutexLock lock(&mu_);
     scanned_ = std::max(scanned_, top);
   }
-  catch_ups_.fetch_add(1);
   return Status::Ok();
 }
 

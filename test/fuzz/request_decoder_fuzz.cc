@@ -174,6 +174,12 @@ bool AtDefault(const Request& r, Slot slot) {
       return r.values == fresh.values;
     case Slot::kColumns:
       return r.columns == fresh.columns;
+    case Slot::kPrefix:
+      return r.prefix.empty();
+    case Slot::kInitial:
+      return r.initial == fresh.initial;
+    case Slot::kWatch:
+      return r.watch == fresh.watch;
     case Slot::kSeq:
     case Slot::kGroup:
       return true;
@@ -186,6 +192,7 @@ constexpr Slot kRequestSlots[] = {
     Slot::kPath,      Slot::kAfter,     Slot::kLimit,     Slot::kDevice, Slot::kChanges,
     Slot::kSince,     Slot::kSyncAfter, Slot::kTimeoutMs, Slot::kLat,    Slot::kLon,
     Slot::kNearLimit, Slot::kRadius,    Slot::kBox,       Slot::kValues, Slot::kColumns,
+    Slot::kPrefix,    Slot::kInitial,   Slot::kWatch,
 };
 
 // What a request DecodeRequest accepted must be, by its op's row of the

@@ -40,6 +40,9 @@ std::string GoodValue(Op op, const std::string& name) {
       {"box_m", "[10,20]"},
       {"values", "true"},
       {"columns", "false"},
+      {"prefix", R"("p/")"},
+      {"initial", "true"},
+      {"watch", "4"},
   };
   if (name == "after") return op == Op::kAll ? R"("k1")" : R"(["g","t","k"])";
   if (name == "limit") return "7";

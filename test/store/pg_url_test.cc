@@ -36,5 +36,27 @@ TEST(PgUrlTest, RefusesBadValues) {
   EXPECT_STATUS(ParsePgUrl("postgres://h/db?call_timeout_ms=", {}), kBadRequest);
 }
 
+TEST(PgUrlTest, MovesTheLostHostToTheEndOfAMultiHostList) {
+  const std::string url =
+      "postgresql://skiff@127.0.0.1:6001,127.0.0.1:6002,127.0.0.1:6003/skiff?"
+      "target_session_attrs=read-write";
+  EXPECT_EQ(WithHostLast(url, "127.0.0.1", "6001"),
+            "postgresql://skiff@127.0.0.1:6002,127.0.0.1:6003,127.0.0.1:6001/skiff?"
+            "target_session_attrs=read-write");
+  EXPECT_EQ(WithHostLast(url, "127.0.0.1", "6002"),
+            "postgresql://skiff@127.0.0.1:6001,127.0.0.1:6003,127.0.0.1:6002/skiff?"
+            "target_session_attrs=read-write");
+  // Already last, not in the list, or a single host: unchanged.
+  EXPECT_EQ(WithHostLast(url, "127.0.0.1", "6003"), url);
+  EXPECT_EQ(WithHostLast(url, "10.0.0.1", "6001"), url);
+  EXPECT_EQ(WithHostLast("postgresql://u@h:5/db", "h", "5"), "postgresql://u@h:5/db");
+  // No user, no path; hosts without ports; IPv6 in brackets.
+  EXPECT_EQ(WithHostLast("postgres://a,b", "a", "5432"), "postgres://b,a");
+  EXPECT_EQ(WithHostLast("postgres://[::1]:1,[::1]:2/d", "::1", "1"),
+            "postgres://[::1]:2,[::1]:1/d");
+  // A keyword=value string is left as it is.
+  EXPECT_EQ(WithHostLast("host=a,b port=1,2", "a", "1"), "host=a,b port=1,2");
+}
+
 }  // namespace
 }  // namespace skiff::store::internal

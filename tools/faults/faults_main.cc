@@ -3,6 +3,8 @@
 //   skiff-faults kill-loop [--store sqlite|postgres|URL] [--cycles N]
 //                          [--durability commit|memory] [--seed N]
 //   skiff-faults soak [--store sqlite|postgres|URL] [--minutes N] [--window-s N]
+//   skiff-faults failover [--kind kill|freeze|switchover] [--cycles N] [--cluster]
+//                         [--async]
 //
 // `sqlite` (the default) makes a fresh file in a temp dir; `postgres` a fresh
 // schema on the test PostgreSQL (SKIFF_TEST_POSTGRES_URL or tools/pg-up).
@@ -10,16 +12,28 @@
 // lost (commit durability), a counter outside [acknowledged, sent], a push
 // applied other than once; for soak, errors, the last window below 0.8x the
 // first (ops/s or ops per server CPU second) or a resident set that keeps
-// growing.
+// growing; for failover, an acknowledged write lost (with the synchronous
+// standby), a stale read, a counter outside [acknowledged, attempted], an
+// error that was not the store's, or writes not accepted again.
+//
+// `failover` runs on a replicated PostgreSQL of its own (tools/pg-ha, needs
+// pg_auto_failover): one skiffd through support/failover_run.h, or with
+// --cluster three in cluster mode through the permanent test's binary
+// (faults_postgres_cluster_failover_test, SKIFF_FAILOVER_CYCLES and
+// SKIFF_FAILOVER_KIND set), which must have been built.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
+
 #include "cmd/command_line.h"
 #include "support/crash_loop.h"
+#include "support/failover_run.h"
 #include "support/temp_dir.h"
 #include "support/test_store.h"
 
@@ -37,9 +51,13 @@ struct FaultsOptions {
   int minutes = 10;
   int window_s = 10;
   uint32_t seed = 1;
+  std::string kind = "kill";
+  int failover_cycles = 5;
+  bool cluster = false;
+  bool async = false;
 };
 
-// The table: two commands, each with its options (name, type, default, help).
+// The table: three commands, each with its options (name, type, default, help).
 void AddCommands(CLI::App& app, FaultsOptions& o) {
   skiff::cmd::UseSkiffConventions(app);
   app.require_subcommand(1);
@@ -86,6 +104,76 @@ void AddCommands(CLI::App& app, FaultsOptions& o) {
       ->transform(skiff::cmd::WholeNumber())
       ->check(CLI::Range(1, 86'400))
       ->capture_default_str();
+  CLI::App* failover = app.add_subcommand(
+      "failover",
+      "Fails the PostgreSQL primary over under load, cycle after cycle, on a replicated "
+      "PostgreSQL of its own (tools/pg-ha); exits 1 when an acknowledged write was lost, a read "
+      "was stale, a counter is outside [acknowledged, attempted] or writes were not accepted "
+      "again");
+  failover
+      ->add_option("--kind", o.kind,
+                   "the fault: kill -9 of the primary's node, SIGSTOP of "
+                   "it until the standby is promoted, or a planned "
+                   "switchover")
+      ->check(CLI::IsMember({"kill", "freeze", "switchover"}))
+      ->capture_default_str();
+  failover->add_option("--cycles", o.failover_cycles, "this many faults")
+      ->type_name("N")
+      ->transform(skiff::cmd::WholeNumber())
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  skiff::cmd::AddBoolFlag(*failover, "--cluster", o.cluster,
+                          "three skiffd in cluster mode (the permanent test's binary) instead "
+                          "of one");
+  skiff::cmd::AddBoolFlag(*failover, "--async", o.async,
+                          "the standby out of the write quorum: what is lost is reported, not "
+                          "a failure (not with --cluster)");
+}
+
+// Three skiffd in cluster mode: the permanent test, run with more cycles.
+int RunClusterFailover(const FaultsOptions& o) {
+#ifdef SKIFF_CLUSTER_FAILOVER_TEST
+  const std::string test = SKIFF_CLUSTER_FAILOVER_TEST;
+  const std::string command = "SKIFF_FAILOVER_CYCLES=" + std::to_string(o.failover_cycles) +
+                              " SKIFF_FAILOVER_KIND=" + o.kind + " '" + test + "'";
+  Say("running " + command);
+  const int status = std::system(command.c_str());
+  if (status == -1 || !WIFEXITED(status)) {
+    std::fprintf(stderr, "skiff-faults: could not run %s (build it first)\n", test.c_str());
+    return 1;
+  }
+  return WEXITSTATUS(status) == 0 ? 0 : 1;
+#else
+  (void)o;
+  std::fprintf(stderr, "skiff-faults: --cluster needs the tests built (SKIFF_BUILD_TESTS)\n");
+  return 1;
+#endif
+}
+
+int RunFailoverCommand(const FaultsOptions& options) {
+  if (options.cluster) {
+    if (options.async) {
+      std::fprintf(stderr, "skiff-faults: --async does not go with --cluster\n");
+      return skiff::cmd::kUsageExit;
+    }
+    return RunClusterFailover(options);
+  }
+  skiff::support::FailoverOptions o;
+  o.skiffd = SKIFFD_PATH;
+  o.tools_dir = SKIFF_SOURCE_DIR "/tools";
+  o.kind = options.kind;
+  o.cycles = options.failover_cycles;
+  o.synchronous = !options.async;
+  o.tag = "skiff-faults";
+  o.log = Say;
+  auto report = skiff::support::RunFailover(o);
+  if (!report.ok()) {
+    std::fprintf(stderr, "skiff-faults: %s\n", report.status().ToString().c_str());
+    return 1;
+  }
+  Say("result: " + report->Summary());
+  for (const std::string& v : report->violations) Say("VIOLATION: " + v);
+  return report->Holds() ? 0 : 1;
 }
 
 }  // namespace
@@ -98,6 +186,7 @@ int main(int argc, char** argv) {
   const int exit_code = skiff::cmd::ParseOrExitCode(
       app, std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
   if (exit_code >= 0) return exit_code;
+  if (app.got_subcommand("failover")) return RunFailoverCommand(options);
   const std::string& store = options.store;
   const std::string& durability = options.durability;
   // A fresh store the run owns: a file, or a schema dropped at the end.

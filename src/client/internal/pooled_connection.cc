@@ -153,6 +153,10 @@ void PooledConnection::OnOpen() {
 }
 
 void PooledConnection::BecomeReadyLocked(Actions& actions) {
+  if (was_ready_ && on_reconnected_) {
+    // Run with the other callbacks, once mu_ is let go.
+    actions.emplace_back([fn = on_reconnected_](const Result<doc::Value>&) { fn(); }, doc::Value());
+  }
   state_ = State::kReady;
   was_ready_ = true;
   ready_.store(true);
@@ -207,6 +211,10 @@ void PooledConnection::OnMessage(std::string_view payload, bool binary) {
   Result<doc::Value> parsed_reply = doc::Parse(payload, doc::kNoLimits);
   if (!parsed_reply.ok() || !parsed_reply->is_object()) return;
   doc::Value& reply = *parsed_reply;
+  if (on_event_ && !reply.contains("id") && reply.contains("event")) {
+    on_event_(reply);  // a watch's event: no request of ours
+    return;
+  }
   Actions actions;
   {
     MutexLock lock(&mu_);

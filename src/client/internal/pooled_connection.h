@@ -67,6 +67,14 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   // For choosing a connection: requests in flight plus queued.
   size_t load() const { return load_.load(std::memory_order_relaxed); }
   bool ready() const { return ready_.load(std::memory_order_relaxed); }
+  // Frames without an id that carry "event" (watch events) go to `on_event`,
+  // in arrival order, on the I/O thread; `on_reconnected` runs there each
+  // time the connection is ready again after it was lost. Set before Start.
+  void set_event_handlers(std::function<void(const doc::Value&)> on_event,
+                          std::function<void()> on_reconnected) {
+    on_event_ = std::move(on_event);
+    on_reconnected_ = std::move(on_reconnected);
+  }
   // Where to count traffic (must outlive the connection); none by default.
   void set_wire_tally(WireTally* tally) { tally_ = tally; }
 
@@ -108,7 +116,9 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
   const ClientOptions& options_;
   const Clock& clock_;
   std::atomic<uint64_t>& next_id_;
-  WireTally* tally_ = nullptr;  // set before Start
+  WireTally* tally_ = nullptr;                       // set before Start
+  std::function<void(const doc::Value&)> on_event_;  // set before Start
+  std::function<void()> on_reconnected_;             // set before Start
 
   mutable Mutex mu_;
   State state_ SKIFF_GUARDED_BY(mu_) = State::kConnecting;

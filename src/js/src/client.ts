@@ -32,9 +32,11 @@ import { type Opening, openSocket } from './socket.js';
 import { DeadlineTimer, failExpired } from './deadlines.js';
 import { Reconnector } from './reconnect.js';
 import type { TurnBatcher } from './batch.js';
+import { type WatchEvent, type WatchTarget, Watches } from './watches.js';
 
 export type ClientState = 'open' | 'reconnecting' | 'closed';
 export type { Reply } from './call.js';
+export type { WatchEvent, WatchTarget } from './watches.js';
 
 export interface ClientOptions {
   /** ws://host:port/ of skiffd. */
@@ -123,6 +125,9 @@ export class Client {
   /** The server's last error about the connection itself ("id": null). */
   private connectionError: SkiffError | null = null;
   private closing: Promise<void> | null = null;
+  /** Watches, opened again with `since` after a reconnect. */
+  private readonly watches = new Watches((op, fields) => this.call(op, fields));
+  private wasOpen = false;
 
   protected constructor(
     options: ClientOptions,
@@ -327,6 +332,21 @@ export class Client {
     return this.call('near', { table, ...query });
   }
 
+  /**
+   * Watches a key, a prefix or a whole table: `onEvent` gets every event
+   * in order. After a reconnect (or an overflow) the watch opens again by
+   * itself after the last version seen: missed changes come first, or a
+   * "resync" event says to read again. Resolves with a handle for unwatch.
+   */
+  async watch(table: string, target: WatchTarget, onEvent: (event: WatchEvent) => void): Promise<number> {
+    return this.watches.open(table, target, onEvent);
+  }
+
+  /** Ends a watch: no event of it is delivered afterwards. */
+  async unwatch(handle: number): Promise<void> {
+    return this.watches.close(handle);
+  }
+
   /** The server's figures (the reply of `stats`). */
   async stats(): Promise<Reply> {
     return this.call('stats');
@@ -435,6 +455,8 @@ export class Client {
       this.dropSocket(socket, new SkiffError('protocol_error', 'the server sent a binary frame'));
       return;
     }
+    // A watch's event: no request of ours (the server starts them so).
+    if (data.startsWith('{"event"') && this.watches.onFrame(data)) return;
     let reply;
     try {
       reply = decodeReply(data);
@@ -544,6 +566,10 @@ export class Client {
   private setState(state: ClientState): void {
     if (this.state === state) return;
     this.state = state;
+    if (state === 'open') {
+      if (this.wasOpen) this.watches.onReconnected();
+      this.wasOpen = true;
+    }
     for (const listener of [...this.listeners]) {
       try {
         listener(state);

@@ -73,6 +73,12 @@ export const OPS: readonly OpSpec[] = [
       opt('columns', 'bool'),
     ],
   },
+  // At most one of key and prefix; neither watches the whole table.
+  {
+    name: 'watch',
+    fields: [table, opt('key', 'key'), opt('prefix', 'string'), opt('since', 'unsigned'), opt('initial', 'bool')],
+  },
+  { name: 'unwatch', fields: [req('watch', 'unsigned')] },
 ];
 
 /** The fields of each element of push's `changes`, in the server's order. */

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 
 import { Client, SkiffError } from '../dist/node.js';
 import { SKIFF, startSkiffd } from './support/skiffd.mjs';
+import { reached } from './support/states.mjs';
 
 // Hang guard only: a healthy run of any test here takes a few seconds.
 const GUARD = { timeout: 60000 };
@@ -49,17 +50,6 @@ async function rejection(promise) {
     return e;
   }
   assert.fail('resolved, expected an error');
-}
-
-/** Resolves at the first change of `client`'s state to `state`. */
-function reached(client, state) {
-  return new Promise((resolve) => {
-    const stop = client.onStateChange((s) => {
-      if (s !== state) return;
-      stop();
-      resolve();
-    });
-  });
 }
 
 // A wait the server holds for a minute: in flight for as long as the test needs.

@@ -9,6 +9,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { Client, SkiffError } from '../dist/index.js';
+import { reached } from './support/states.mjs';
 
 const CONNECTING = 0;
 const OPEN = 1;
@@ -89,16 +90,6 @@ async function rejection(promise) {
     return e;
   }
   assert.fail('resolved, expected an error');
-}
-
-function reached(client, state) {
-  return new Promise((resolve) => {
-    const stop = client.onStateChange((s) => {
-      if (s !== state) return;
-      stop();
-      resolve();
-    });
-  });
 }
 
 const url = 'ws://127.0.0.1:9/';

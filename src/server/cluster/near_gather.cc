@@ -52,9 +52,12 @@ void NearGather::Merged(std::vector<geo::GeoHit>* hits, internal::NearValues* va
   MutexLock lock(&mu_);
   std::vector<size_t> order(hits_.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  auto before = [this](size_t a, size_t b) {
-    if (hits_[a].dist_um != hits_[b].dist_um) return hits_[a].dist_um < hits_[b].dist_um;
-    return hits_[a].key < hits_[b].key;
+  // The lambda reads through a pointer taken under the lock (the lock
+  // analysis does not follow a lock into a lambda).
+  const geo::GeoHit* all = hits_.data();
+  auto before = [all](size_t a, size_t b) {
+    if (all[a].dist_um != all[b].dist_um) return all[a].dist_um < all[b].dist_um;
+    return all[a].key < all[b].key;
   };
   const size_t keep = std::min(limit_, order.size());
   std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(keep), order.end(), before);

@@ -42,12 +42,29 @@ class Connection {
   // The same for a frame the caller keeps (a reused buffer): a small one is
   // copied straight into the outgoing batch, with no string of its own.
   virtual void SendCopy(std::string_view frame) { Send(std::string(frame)); }
+  // Queues the text frame head + *body, where `body` is shared by the
+  // frames of many connections (a watched change, encoded once).
+  virtual void SendShared(std::string_view head, std::shared_ptr<const std::string> body) {
+    std::string frame;
+    frame.reserve(head.size() + body->size());
+    frame.append(head).append(*body);
+    Send(std::move(frame));
+  }
+  // Bytes queued to the peer and not yet sent (0 when not known): where
+  // pushed events wait instead, bounded (watch_hub.h).
+  virtual size_t unsent_bytes() const { return 0; }
   // Starts the closing handshake after the frames already queued.
   virtual void Close(uint16_t code, const std::string& reason) = 0;
   // Runs `fn` on one of the server's I/O threads, so work handed over by
   // another thread (the sync engine's) does not run on that thread. Dropped
   // when the connection is gone. The default runs it at once.
   virtual void Post(std::function<void()> fn) { fn(); }
+  // Connections that return the same non-null loop() share one I/O thread.
+  // RunOnLoop runs `fn` on it, also once this connection closed (work for
+  // the loop's other connections: one task delivers a change to all of
+  // them). The defaults: no loop, and `fn` runs at once.
+  virtual const void* loop() const { return nullptr; }
+  virtual void RunOnLoop(std::function<void()> fn) { fn(); }
   // The same once `delay` has passed (a request held for a moment). The
   // default does not wait.
   virtual void PostAfter(std::chrono::milliseconds delay, std::function<void()> fn) {
@@ -72,6 +89,9 @@ class Connection {
   // requests is on a worker.
   BootstrapReadAhead read_ahead;
 
+  // Set once the connection closed, under the watch hub's lock: a watch
+  // opened by a request still running on a store worker is then refused.
+  bool watches_closed = false;
   // Requests waiting for a commit whose reply has not been sent yet; at the
   // listener's limit the connection is not read.
   std::atomic<size_t> in_flight{0};

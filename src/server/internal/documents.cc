@@ -9,7 +9,8 @@ Documents::Documents(store::Store& store, const Clock& clock, const DocumentsOpt
       store_(store),
       clock_(clock),
       cache_(store, clock, options.shards),
-      committer_(store, clock, options.durability, options.flush_interval, options.stop_grace) {
+      committer_(store, clock, options.durability, options.flush_interval, options.stop_grace),
+      watches_(options.watch) {
   // Memory mode's WriteLatest writes are read from the cache when
   // committed. The committer stops (Stop) before the cache it reads goes.
   committer_.set_latest(

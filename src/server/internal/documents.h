@@ -13,7 +13,12 @@
 //   - what else must follow the document (the table's geo index):
 //     AfterChange(), under the key's lock, right after the change; a write
 //     that failed for good puts the index back to what the store holds;
-//   - what the store gets and when the client hears: Persist().
+//   - what the store gets and when the client hears: Persist();
+//   - what watches see (WatchHub::Publish): in commit durability on the
+//     committer's thread once the transaction committed, after the
+//     writer's acknowledgement; in memory durability under the key's lock
+//     as the change is applied (what the writer is told), delivered once
+//     the lock is let go.
 //
 // Durability kCommit acknowledges a write once its transaction committed
 // (on the committer's thread); kMemory once applied (before Write returns),
@@ -41,6 +46,7 @@
 #include "server/internal/committer.h"
 #include "server/internal/document_cache.h"
 #include "server/internal/geo_indexes.h"
+#include "server/internal/watch_hub.h"
 #include "server/server_options.h"
 #include "store/store.h"
 
@@ -71,6 +77,8 @@ struct DocumentsOptions {
   // Cluster mode: writes are admitted only for partitions this serves now,
   // and commit under their lease (fencing). Outlives the Documents.
   const cluster::Ownership* ownership = nullptr;
+  // Watches: their history and bounds (watch_hub.h).
+  WatchOptions watch;
 };
 
 class Documents {
@@ -134,6 +142,9 @@ class Documents {
   // over with nothing of theirs still to commit.
   void Drain();
 
+  WatchHub& watches() { return watches_; }
+  const WatchHub& watches() const { return watches_; }
+
   TierStats tiers() const { return cache_.stats(); }
   CommitterCounters commits() const { return committer_.counters(); }
 
@@ -193,6 +204,7 @@ class Documents {
   std::atomic<int> admitting_{0};
   DocumentCache cache_;
   Committer committer_;
+  WatchHub watches_;
 
   std::thread sweeper_;
   Mutex sweep_mu_;
@@ -210,6 +222,7 @@ Status Documents::Write(std::string_view table, std::string_view key, WriteKind 
   SKIFF_ASSIGN_OR_RETURN(const Admission admission, Admit(table, key));
   Status refused;
   bool changed = false;
+  bool published = false;
   const AccessMode mode = kind == WriteKind::kReplace ? AccessMode::kReplace
                           : resident                  ? AccessMode::kResidentOnly
                                                       : AccessMode::kLoad;
@@ -225,6 +238,13 @@ Status Documents::Write(std::string_view table, std::string_view key, WriteKind 
         changed = true;
         AfterChange(table, key, doc);
         Persist(table, key, doc, ack, admission.lease);
+        if (options_.durability == Durability::kMemory && watches_.Records(table)) {
+          // Numbered under the key's lock, so in the key's order.
+          std::optional<std::string> text = StoredText(doc);
+          watches_.Publish(table, key,
+                           text ? std::optional<std::string_view>(*text) : std::nullopt);
+          published = true;
+        }
       },
       kind == WriteKind::kReplace ? nullptr : resident));
   if (resident && !*resident) return Status::Ok();
@@ -232,6 +252,7 @@ Status Documents::Write(std::string_view table, std::string_view key, WriteKind 
   // Acknowledged now unless the committer will (commit mode); after the
   // key's lock, so no reply is sent under it.
   if (!changed || options_.durability == Durability::kMemory) ack(Status::Ok());
+  if (published) watches_.Deliver();
   return Status::Ok();
 }
 
@@ -256,12 +277,23 @@ void Documents::Persist(std::string_view table, std::string_view key, CachedDocu
     return;
   }
   ack.Later();
+  std::optional<std::string> text = StoredText(doc);
+  // Watches get the value once committed; copied only for a watched table.
+  const bool watched = watches_.Records(table);
+  std::optional<std::string> seen = watched ? text : std::nullopt;
   doc.last_write = committer_.Write(
-      std::string(table), std::string(key), StoredText(doc),
-      [this, ack = std::move(ack), table = std::string(table), key = std::string(key)](
-          const Status& status, uint64_t seq) mutable {
+      std::string(table), std::string(key), std::move(text),
+      [this, ack = std::move(ack), table = std::string(table), key = std::string(key), watched,
+       seen = std::move(seen)](const Status& status, uint64_t seq) mutable {
         if (!status.ok()) WriteFailed(table, key, seq);
         ack(status);
+        // After the writer's acknowledgement, on the committer's thread, in
+        // commit order.
+        if (status.ok() && watched) {
+          watches_.Publish(table, key,
+                           seen ? std::optional<std::string_view>(*seen) : std::nullopt);
+          watches_.Deliver();
+        }
       },
       lease);
 }

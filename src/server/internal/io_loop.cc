@@ -85,18 +85,38 @@ void IoLoop::FlushAtEndOfTurn(std::shared_ptr<SocketConnection> conn) {
   asio::post(io_, [this] {
     std::vector<std::shared_ptr<SocketConnection>> now;
     now.swap(to_flush_);
-    for (const std::shared_ptr<SocketConnection>& c : now) {
-      // One connection's failure must not leave the others' replies
-      // unwritten: it ends that connection only.
-      try {
-        c->FlushQueuedReplies();
-      } catch (const std::exception& e) {
-        Logf(shared_.logger, LogLevel::kError, "io", "writing a connection's replies: %s",
-             e.what());
-        c->Terminate();
-      }
-    }
+    FlushEach(now, &SocketConnection::FlushQueuedReplies);
   });
+}
+
+void IoLoop::FlushFromAnyThread(std::shared_ptr<SocketConnection> conn) {
+  {
+    MutexLock lock(&remote_mu_);
+    remote_flush_.push_back(std::move(conn));
+    if (remote_flush_.size() > 1) return;  // the burst's task is posted
+  }
+  asio::post(io_, [this] {
+    std::vector<std::shared_ptr<SocketConnection>> now;
+    {
+      MutexLock lock(&remote_mu_);
+      now.swap(remote_flush_);
+    }
+    FlushEach(now, &SocketConnection::FlushPosted);
+  });
+}
+
+void IoLoop::FlushEach(const std::vector<std::shared_ptr<SocketConnection>>& conns,
+                       void (SocketConnection::*write)()) {
+  for (const std::shared_ptr<SocketConnection>& c : conns) {
+    // One connection's failure must not leave the others' replies
+    // unwritten: it ends that connection only.
+    try {
+      ((*c).*write)();
+    } catch (const std::exception& e) {
+      Logf(shared_.logger, LogLevel::kError, "io", "writing a connection's replies: %s", e.what());
+      c->Terminate();
+    }
+  }
 }
 
 bool IoLoop::ReadAlone(const SocketConnection* conn, int64_t now_ns) {

@@ -26,6 +26,7 @@
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
+#include "base/mutex.h"
 #include "server/internal/listener_shared.h"
 
 namespace skiff::server::internal {
@@ -72,6 +73,12 @@ class IoLoop {
   // loop's turn").
   void FlushAtEndOfTurn(std::shared_ptr<SocketConnection> conn);
 
+  // Thread-safe: has the loop write `conn`'s queued frames soon. Frames
+  // queued on other threads (replies of commits, woken waits, watched
+  // changes: often thousands at once) gather here, and one task per burst
+  // writes them all, instead of one task per connection.
+  void FlushFromAnyThread(std::shared_ptr<SocketConnection> conn);
+
   // Called at each read with its time: true when no other connection of
   // this loop has read for kAloneNs. Such a lone connection gains nothing
   // from the end-of-turn flush and would pay for it: its reply would wait
@@ -87,6 +94,10 @@ class IoLoop {
 
  private:
   void ArmSweep();
+  // Writes the queues of `conns` (`write` is how), each connection's
+  // failure ending that connection only.
+  void FlushEach(const std::vector<std::shared_ptr<SocketConnection>>& conns,
+                 void (SocketConnection::*write)());
 
   ListenerShared& shared_;
   asio::io_context io_;
@@ -94,6 +105,8 @@ class IoLoop {
   asio::steady_timer sweep_timer_;
   std::vector<SocketConnection*> conns_;                     // loop thread only
   std::vector<std::shared_ptr<SocketConnection>> to_flush_;  // loop thread only
+  Mutex remote_mu_;
+  std::vector<std::shared_ptr<SocketConnection>> remote_flush_ SKIFF_GUARDED_BY(remote_mu_);
   // The connection that read last (compared, never followed) and since
   // when it has been the only one reading. Loop thread only.
   const SocketConnection* last_reader_ = nullptr;

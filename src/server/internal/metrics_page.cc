@@ -141,6 +141,23 @@ void Geo(MetricsText& t, const StatsFigures& f) {
   }
 }
 
+void Watches(MetricsText& t, const WatchStats& w) {
+  Gauge(t, "skiff_watches_open", "Watches open now.", w.watches);
+  Gauge(t, "skiff_watch_history_changes", "Changes held for watches that resume with since.",
+        w.history_changes);
+  Gauge(t, "skiff_watch_history_bytes", "Bytes of the changes held for since.", w.history_bytes);
+  Gauge(t, "skiff_watch_queued_bytes", "Watch events waiting in connections' queues now.",
+        w.queued_bytes);
+  Counter(t, "skiff_watch_events_total", "Change events handed to connections.", w.events);
+  Counter(t, "skiff_watch_coalesced_total", "Changes replaced by a newer one of their key.",
+          w.coalesced);
+  Counter(t, "skiff_watch_overflows_total",
+          "Watches ended because their connection's queue was full.", w.overflows);
+  Counter(t, "skiff_watch_resyncs_total", "Watches whose since was no longer held (resync).",
+          w.resyncs);
+  Counter(t, "skiff_watch_refused_total", "Watches refused for a limit.", w.refused);
+}
+
 }  // namespace
 
 std::string RenderMetricsPage(const StatsFigures& f, const RequestMetrics& requests) {
@@ -153,6 +170,7 @@ std::string RenderMetricsPage(const StatsFigures& f, const RequestMetrics& reque
   Storage(t, f);
   Sync(t, f);
   Geo(t, f);
+  Watches(t, f.watch.value_or(WatchStats()));
   if (f.cluster) {
     Gauge(t, "skiff_cluster_partitions_served", "Partitions this instance serves now.",
           f.cluster->partitions_served);

@@ -109,7 +109,7 @@ constexpr uint64_t kSessionRetryMs = 1000;
 
 const RequestHandler::OpRow& RequestHandler::RowFor(Op op) {
   // In the order of the Op enum (checked below).
-  static const std::array<OpRow, 17> kRows = {{
+  static const std::array<OpRow, 19> kRows = {{
       {Op::kLogin, Access::kAnyone, true, &RequestHandler::Login},
       {Op::kLogout, Access::kSession, false, &RequestHandler::Logout},
       {Op::kPing, Access::kAnyone, false, &RequestHandler::Ping},
@@ -128,6 +128,10 @@ const RequestHandler::OpRow& RequestHandler::RowFor(Op op) {
       {Op::kBootstrap, Access::kSession, true, &RequestHandler::Bootstrap},
       {Op::kWait, Access::kSession, false, &RequestHandler::Wait},
       {Op::kNear, Access::kReader, false, &RequestHandler::Near},
+      // On a store worker: the first watch of a table waits for earlier
+      // commits, and initial values are read from the store.
+      {Op::kWatch, Access::kReader, true, &RequestHandler::Watch},
+      {Op::kUnwatch, Access::kSession, false, &RequestHandler::Unwatch},
   }};
   const OpRow& row = kRows[static_cast<size_t>(op)];
   SKIFF_CHECK(row.op == op);
@@ -225,6 +229,7 @@ void RequestHandler::OnBinary(const std::shared_ptr<Connection>& conn) {
 
 void RequestHandler::OnClose(const std::shared_ptr<Connection>& conn) {
   CancelWaits(*conn);
+  documents_.watches().Drop(*conn);
   // Only read: a store worker may still be reading the session.
   if (conn->user) {
     sessions_.fetch_sub(1, std::memory_order_relaxed);
@@ -374,6 +379,11 @@ bool RequestHandler::SessionExpired(const Connection& conn) {
 
 void RequestHandler::EndSession(Connection& conn) {
   if (!conn.user) return;
+  // Watches were allowed by the session's permissions.
+  // On the connection's loop (its handler, or a task it posted): the
+  // `ended` events leave before any reply that follows.
+  documents_.watches().EndAll(conn, "logout", "the session ended; log in and watch again");
+  documents_.watches().DeliverOwn(conn);
   user_limits_.EndSession(*conn.user);
   conn.user.reset();
   conn.permissions = Permissions();
@@ -563,6 +573,7 @@ StatsFigures RequestHandler::Figures() const {
   f.read_ahead_refused = read_ahead_refused_.load(std::memory_order_relaxed);
   f.read_ahead_bytes = read_ahead_budget_->used();
   f.geo = documents_.geo().Stats();
+  if (WatchStats w = documents_.watches().stats(); w.opened > 0 || w.refused > 0) f.watch = w;
   if (user_limits_.limits_requests() || user_limits_.limits_sessions() || login_guard_.enabled()) {
     LimitStats& l = f.limits.emplace();
     l.refused_user_rate = request_metrics_.refusals(LimitReason::kUserRate);

@@ -167,6 +167,9 @@ class RequestHandler final : public ListenerHandler {
   struct NearAnswer;
   // Reads the documents of `answer` from where it stopped, then replies.
   Status FinishNear(Call& c, NearAnswer& answer);
+  // Live values (request_handler_watch.cc).
+  Status Watch(Call& c);
+  Status Unwatch(Call& c);
   // Sync ops (request_handler_sync.cc).
   Status Push(Call& c);
   Status Pull(Call& c);

@@ -23,6 +23,8 @@ OpClass ClassOf(Op op) {
     case Op::kHas:
     case Op::kAll:
     case Op::kNear:
+    case Op::kWatch:
+    case Op::kUnwatch:
       return OpClass::kRead;
     case Op::kSet:
     case Op::kDelete:

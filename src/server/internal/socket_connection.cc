@@ -466,6 +466,10 @@ void SocketConnection::Post(std::function<void()> fn) {
   asio::post(loop_.context(), std::move(fn));
 }
 
+void SocketConnection::RunOnLoop(std::function<void()> fn) {
+  asio::post(loop_.context(), std::move(fn));
+}
+
 void SocketConnection::PostAfter(std::chrono::milliseconds delay, std::function<void()> fn) {
   // Through Post when the time comes: dropped if the connection closed.
   loop_.After(delay, [self = shared_from_this(), f = std::move(fn)]() mutable { self->Post(f); });

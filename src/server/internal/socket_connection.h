@@ -57,9 +57,13 @@ class SocketConnection final : public Connection,
   // Connection (thread-safe).
   void Send(std::string frame) override;
   void SendCopy(std::string_view frame) override;
+  void SendShared(std::string_view head, std::shared_ptr<const std::string> body) override;
+  size_t unsent_bytes() const override { return out_bytes_.load(std::memory_order_relaxed); }
   void Close(uint16_t code, const std::string& reason) override;
   void Post(std::function<void()> fn) override;
   void PostAfter(std::chrono::milliseconds delay, std::function<void()> fn) override;
+  const void* loop() const override { return &loop_; }
+  void RunOnLoop(std::function<void()> fn) override;
   void ReleaseBarrier() override;
   std::string_view remote_address() const override { return remote_address_; }
 
@@ -71,6 +75,8 @@ class SocketConnection final : public Connection,
   // Loop thread: writes the replies of the reads handled this turn
   // (IoLoop::FlushAtEndOfTurn).
   void FlushQueuedReplies();
+  // Loop thread: writes what other threads queued (IoLoop::FlushFromAnyThread).
+  void FlushPosted();
 
   // The loop's registry slot (loop thread only).
   size_t slot = 0;

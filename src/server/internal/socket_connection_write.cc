@@ -13,8 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include <asio/post.hpp>
-
 #include "server/internal/io_loop.h"
 #include "server/internal/socket_connection.h"
 
@@ -94,19 +92,46 @@ void SocketConnection::SendCopy(std::string_view frame) {
   RequestFlushLocked();
 }
 
+void SocketConnection::SendShared(std::string_view head, std::shared_ptr<const std::string> body) {
+  // The header and both parts go straight into the outgoing chunk: one
+  // copy of the shared encoding, and no per-connection string.
+  MutexLock lock(&out_mu_);
+  if (out_closed_) return;
+  std::string h;
+  ws::AppendHeader(h, ws::Opcode::kText, head.size() + body->size());
+  QueueRawLocked(h);
+  QueueRawLocked(head);
+  QueueRawLocked(*body);
+  RequestFlushLocked();
+}
+
 void SocketConnection::RequestFlushLocked() {
   // A reply produced while a read is handled leaves with that read's
   // others (Received flushes at its end).
-  if (loop_.InThisThread() && processing_) return;
+  if (loop_.InThisThread()) {
+    if (processing_) return;
+    // Queued by a task on the loop (a watched change for many of its
+    // connections): they are all written at the end of the loop's turn, one
+    // posted task for them all instead of one each. (Not through
+    // FlushAtEndOfTurn(), whose lone-reader shortcut flushes at once, which
+    // takes out_mu_, held here.)
+    if (!flush_at_end_of_turn_ && phase_ != Phase::kDone) {
+      loop_.FlushAtEndOfTurn(shared_from_this());
+      flush_at_end_of_turn_ = true;
+    }
+    return;
+  }
   if (flush_posted_) return;
   flush_posted_ = true;
-  asio::post(loop_.context(), [self = shared_from_this()] {
-    {
-      MutexLock lock(&self->out_mu_);
-      self->flush_posted_ = false;
-    }
-    self->Flush();
-  });
+  loop_.FlushFromAnyThread(shared_from_this());
+}
+
+void SocketConnection::FlushPosted() {
+  {
+    MutexLock lock(&out_mu_);
+    flush_posted_ = false;
+  }
+  Flush();
 }
 
 void SocketConnection::Flush() {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "store/internal/pg_schema.h"
+#include "store/internal/pg_url.h"
 
 namespace skiff::store::internal {
 namespace {
@@ -72,6 +73,7 @@ PgSession::PgSession(std::string url, const PostgresOptions& options, const Cloc
       options_(options),
       clock_(clock),
       instance_(RandomInstanceId()),
+      connect_url_(url_),
       gate_(clock, options.logger != nullptr ? *options.logger : stderr_logger_),
       deadline_(options.call_timeout, clock) {}
 
@@ -114,7 +116,14 @@ Status PgSession::Finish(Status s, bool broken, bool* lost) {
   if (!s.ok() && (broken || !conn_->is_open())) {
     broken = true;
     gate_.Lost(s);
-    Drop();  // the next call opens a new one
+    // The next call opens a new one, trying the other hosts of a multi-host
+    // URL first: a frozen primary would take a whole connect_timeout.
+    if (conn_) {
+      const char* host = conn_->hostname();
+      const char* port = conn_->port();
+      connect_url_ = WithHostLast(url_, host != nullptr ? host : "", port != nullptr ? port : "");
+    }
+    Drop();
   }
   if (lost != nullptr) *lost = broken;
   return s;
@@ -209,7 +218,7 @@ Status PgSession::EnsureConnected() {
   std::unique_ptr<pqxx::connection> conn;
   unreachable_ = false;
   try {
-    conn = std::make_unique<pqxx::connection>(url_);  // bounded by connect_timeout
+    conn = std::make_unique<pqxx::connection>(connect_url_);  // bounded by connect_timeout
   } catch (const std::exception& e) {
     bool broken = false;
     Status s = PgStatusOf(e, &broken);

@@ -182,6 +182,8 @@ class PgSession {
   const std::string instance_;           // this session's row in skiff_commit_marks
   Mutex mu_;
   std::unique_ptr<pqxx::connection> conn_ SKIFF_GUARDED_BY(mu_);
+  // url_, or with the host of a lost connection moved last (WithHostLast).
+  std::string connect_url_ SKIFF_GUARDED_BY(mu_);
   // Set with conn_, and destroyed before it (declared after it).
   std::unique_ptr<SyncRepWatch> watch_ SKIFF_GUARDED_BY(mu_);
   ReconnectGate gate_ SKIFF_GUARDED_BY(mu_);

@@ -1,5 +1,6 @@
 #include "store/internal/pg_url.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <string_view>
@@ -56,6 +57,38 @@ Result<PgUrl> ParsePgUrl(const std::string& url, const PostgresOptions& defaults
   out.libpq_url = base;
   for (size_t i = 0; i < kept.size(); ++i) out.libpq_url += (i == 0 ? "?" : "&") + kept[i];
   return out;
+}
+
+std::string WithHostLast(const std::string& url, const std::string& host, const std::string& port) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos || host.empty()) return url;
+  const size_t start = scheme + 3;
+  size_t end = url.find_first_of("/?", start);
+  if (end == std::string::npos) end = url.size();
+  const size_t at = url.rfind('@', end);
+  const size_t hosts = at != std::string::npos && at >= start ? at + 1 : start;
+  std::vector<std::string> list;
+  size_t from = hosts;
+  for (;;) {
+    const size_t comma = url.find(',', from);
+    if (comma == std::string::npos || comma > end) {
+      list.push_back(url.substr(from, end - from));
+      break;
+    }
+    list.push_back(url.substr(from, comma - from));
+    from = comma + 1;
+  }
+  if (list.size() < 2) return url;
+  const std::string with_port = host + ":" + port;
+  const std::string bracketed = "[" + host + "]:" + port;
+  auto it = std::find_if(list.begin(), list.end(), [&](const std::string& entry) {
+    return entry == with_port || entry == bracketed || entry == host || entry == "[" + host + "]";
+  });
+  if (it == list.end() || it + 1 == list.end()) return url;
+  std::rotate(it, it + 1, list.end());
+  std::string joined;
+  for (size_t i = 0; i < list.size(); ++i) joined += (i == 0 ? "" : ",") + list[i];
+  return url.substr(0, hosts) + joined + url.substr(end);
 }
 
 }  // namespace skiff::store::internal

@@ -24,6 +24,15 @@ struct PgUrl {
 // milliseconds.
 Result<PgUrl> ParsePgUrl(const std::string& url, const PostgresOptions& defaults);
 
+// A multi-host URI (`postgresql://user@h1:5432,h2:5433/db?...`) with the
+// host `host`:`port` moved to the end of its list, so that a reconnect tries
+// the others first. libpq tries hosts in order, and a primary that froze
+// still accepts TCP connections (its kernel answers) but never completes a
+// startup: trying it first would cost a whole connect_timeout before the
+// new primary is tried. Anything else (one host, no such host, a
+// keyword=value string) comes back unchanged.
+std::string WithHostLast(const std::string& url, const std::string& host, const std::string& port);
+
 }  // namespace skiff::store::internal
 
 #endif  // SKIFF_STORE_INTERNAL_PG_URL_H_

@@ -39,9 +39,12 @@ enum class Op {
   kBootstrap,
   kWait,
   // Geo (docs/geo.md).
-  kNear
+  kNear,
+  // Live values (docs/protocol.md, "watch / unwatch").
+  kWatch,
+  kUnwatch
 };
-inline constexpr size_t kOpCount = static_cast<size_t>(Op::kNear) + 1;
+inline constexpr size_t kOpCount = static_cast<size_t>(Op::kUnwatch) + 1;
 
 struct Request {
   uint64_t id = 0;
@@ -76,6 +79,11 @@ struct Request {
   // instance to answer for). Used only while the index is searched, on the
   // I/O thread; the caller's filter outlives that.
   const skiff::geo::KeyFilter* near_keys = nullptr;
+  // watch: a key prefix (instead of `key`), whether the current values come
+  // first; its `since` is the field above. unwatch: the watch's number.
+  std::string prefix;
+  bool initial = false;
+  uint64_t watch = 0;
 };
 
 }  // namespace skiff::server::internal

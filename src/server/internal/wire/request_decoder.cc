@@ -137,6 +137,9 @@ Status Put(const FieldSpec& f, std::string_view label, doc::Value& v, Request& r
         case Slot::kGroup:
           change->group = std::move(s);
           break;
+        case Slot::kPrefix:
+          r.prefix = std::move(s);
+          break;
         default:
           return Internal("no string slot for field '" + std::string(label) + "'");
       }
@@ -169,6 +172,8 @@ Status Put(const FieldSpec& f, std::string_view label, doc::Value& v, Request& r
         change->seq = n;
       } else if (f.slot == Slot::kSince) {
         r.since = n;
+      } else if (f.slot == Slot::kWatch) {
+        r.watch = n;
       } else {
         r.timeout_ms = n;
       }
@@ -176,7 +181,9 @@ Status Put(const FieldSpec& f, std::string_view label, doc::Value& v, Request& r
     }
     case FieldType::kBool:
       if (!v.is_boolean()) return Wrong(label, "must be true or false");
-      (f.slot == Slot::kValues ? r.values : r.columns) = v.get<bool>();
+      (f.slot == Slot::kValues    ? r.values
+       : f.slot == Slot::kInitial ? r.initial
+                                  : r.columns) = v.get<bool>();
       return Status::Ok();
     case FieldType::kPath:
       return DecodePath(v, r);

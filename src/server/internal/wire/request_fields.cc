@@ -49,6 +49,14 @@ constexpr FieldSpec kNear[] = {kTableField,
                                {"box_m", kBox, kOptional, Slot::kBox},
                                {"values", kBool, kOptional, Slot::kValues},
                                {"columns", kBool, kOptional, Slot::kColumns}};
+// At most one of key and prefix (RequestHandler::Watch); neither watches
+// the whole table.
+constexpr FieldSpec kWatch[] = {kTableField,
+                                {"key", kKey, kOptional, Slot::kKey},
+                                {"prefix", kString, kOptional, Slot::kPrefix},
+                                {"since", kUnsigned, kOptional, Slot::kSince},
+                                {"initial", kBool, kOptional, Slot::kInitial}};
+constexpr FieldSpec kUnwatch[] = {{"watch", kUnsigned, kRequired, Slot::kWatch}};
 constexpr FieldSpec kPushChange[] = {{"seq", kUnsigned, kRequired, Slot::kSeq},
                                      {"table", kString, kRequired, Slot::kTable},
                                      {"key", kString, kRequired, Slot::kKey},
@@ -74,6 +82,8 @@ constexpr std::array<OpSpec, kOpCount> kOps = {{
     {"bootstrap", Op::kBootstrap, kBootstrap},
     {"wait", Op::kWait, kWait},
     {"near", Op::kNear, kNear},
+    {"watch", Op::kWatch, kWatch},
+    {"unwatch", Op::kUnwatch, kUnwatch},
 }};
 
 constexpr bool InEnumOrder() {

@@ -70,6 +70,9 @@ enum class Slot : uint8_t {
   kBox,
   kValues,
   kColumns,
+  kPrefix,
+  kInitial,
+  kWatch,
   // An element of push's `changes` (sync::PushChange).
   kSeq,
   kGroup,

@@ -76,6 +76,24 @@ std::string EncodeStatsReply(uint64_t id, const StatsFigures& f) {
                         {"failed_logins", f.limits->failed_logins},
                         {"addresses_tracked", f.limits->addresses_tracked}};
   }
+  if (f.watch) {
+    // Watches: open now, the last version numbered, the changes held for
+    // `since` and their bytes, events waiting in connections' queues, and
+    // since start the watches opened, change events sent, changes
+    // coalesced, watches ended by overflow, resyncs and refusals.
+    const WatchStats& w = *f.watch;
+    fields["watch"] = {{"watches", w.watches},
+                       {"version", w.version},
+                       {"history_changes", w.history_changes},
+                       {"history_bytes", w.history_bytes},
+                       {"queued_bytes", w.queued_bytes},
+                       {"opened", w.opened},
+                       {"events", w.events},
+                       {"coalesced", w.coalesced},
+                       {"overflows", w.overflows},
+                       {"resyncs", w.resyncs},
+                       {"refused", w.refused}};
+  }
   if (f.cluster) {
     fields["cluster"] = {{"instance", f.cluster->instance},
                          {"partitions_served", f.cluster->partitions_served}};

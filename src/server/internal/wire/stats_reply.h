@@ -17,6 +17,7 @@
 #include "server/internal/document_cache.h"
 #include "server/internal/geo_indexes.h"
 #include "server/internal/listener.h"
+#include "server/internal/watch_hub.h"
 #include "sync/sync_engine.h"
 
 namespace skiff::server::internal {
@@ -56,6 +57,8 @@ struct StatsFigures {
   // Set when a per-user or per-address limit is on: the reply then has a
   // `limits` member.
   std::optional<LimitStats> limits;
+  // Watches (watch_hub.h); reported once one was opened since start.
+  std::optional<WatchStats> watch;
   // Set in cluster mode only: the reply then has a `cluster` member.
   std::optional<ClusterStats> cluster;
 };

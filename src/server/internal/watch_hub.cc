@@ -1,0 +1,426 @@
+#include "server/internal/watch_hub.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "server/internal/wire/watch_events.h"
+
+namespace skiff::server::internal {
+namespace {
+
+// How soon a connection whose socket was full is offered its queue again.
+constexpr std::chrono::milliseconds kRetryAfter{10};
+
+}  // namespace
+
+bool WatchFilter::Matches(std::string_view key) const {
+  switch (kind) {
+    case Kind::kKey:
+      return key == text;
+    case Kind::kPrefix:
+      return key.starts_with(text);
+    case Kind::kTable:
+      return true;
+  }
+  return false;
+}
+
+bool WatchHub::Records(std::string_view table) const {
+  // The common case, a server nobody watches, costs one load.
+  if (!any_recorded_.load(std::memory_order_acquire)) return false;
+  MutexLock lock(&mu_);
+  return recorded_.find(std::string(table)) != recorded_.end();
+}
+
+bool WatchHub::Record(const std::string& table) {
+  MutexLock lock(&mu_);
+  const bool added = recorded_.emplace(table, version_).second;
+  any_recorded_.store(true, std::memory_order_release);
+  return added;
+}
+
+void WatchHub::RecordedFrom(const std::string& table) {
+  MutexLock lock(&mu_);
+  recorded_[table] = version_;
+}
+
+std::string WatchHub::ChangeSlot(uint64_t watch, std::string_view key) {
+  std::string slot = std::to_string(watch);
+  slot += '\0';
+  slot += key;
+  return slot;
+}
+
+void WatchHub::Publish(std::string_view table, std::string_view key,
+                       std::optional<std::string_view> value) {
+  MutexLock lock(&mu_);
+  const uint64_t version = ++version_;
+  auto body = std::make_shared<const std::string>(EncodeChangeBody(table, key, value, version));
+  history_.push_back(Change{version, std::string(table), std::string(key), body});
+  history_bytes_ += body->size();
+  while (!history_.empty() &&
+         (history_.size() > options_.history_count || history_bytes_ > options_.history_bytes)) {
+    history_bytes_ -= history_.front().body->size();
+    dropped_through_ = history_.front().version;
+    history_.pop_front();
+  }
+  auto it = by_table_.find(std::string(table));
+  if (it == by_table_.end()) return;
+  // A copy: QueueChange may end a watch, which edits the list.
+  const std::vector<Watch*> watches = it->second;
+  for (Watch* w : watches) {
+    if (w->filter.Matches(key)) QueueChange(*w, body, key);
+  }
+}
+
+void WatchHub::QueueChange(Watch& w, const std::shared_ptr<const std::string>& body,
+                           std::string_view key) {
+  // A coalesced change leaves its old place and joins the end, so a
+  // connection still gets versions in increasing order.
+  bool coalesced = false;
+  if (w.holding) {
+    // Waiting for the initial values: one change per key is enough, since
+    // the client reads the latest value of each anyway.
+    for (auto it = w.held.begin(); it != w.held.end(); ++it) {
+      if (it->key != key) continue;
+      w.held_bytes -= it->bytes();
+      w.held.erase(it);
+      coalesced = true;
+      ++counts_.coalesced;
+      break;
+    }
+    Item item{w.id, EncodeChangeHead(w.id, coalesced), body, std::string(key)};
+    w.held_bytes += item.bytes();
+    w.held.push_back(std::move(item));
+    if (w.held_bytes > options_.max_queue_bytes) {
+      ++counts_.overflows;
+      End(w, "overflow", "more changes waited than the connection's queue holds; read again");
+    }
+    return;
+  }
+  Sub& sub = *w.sub;
+  std::string slot = ChangeSlot(w.id, key);
+  if (sub.queue_bytes > options_.coalesce_bytes) {
+    auto last = sub.last_change.find(slot);
+    if (last != sub.last_change.end()) {
+      Item& old = sub.queue[last->second - sub.popped];
+      sub.queue_bytes -= old.bytes();
+      old = Item{};  // a hole, skipped when delivered
+      ++sub.holes;
+      sub.last_change.erase(last);
+      coalesced = true;
+      ++counts_.coalesced;
+    }
+  }
+  Item item{w.id, EncodeChangeHead(w.id, coalesced), body, std::string(key)};
+  const size_t bytes = item.bytes();
+  if (sub.queue_bytes + bytes > options_.max_queue_bytes) {
+    ++counts_.overflows;
+    End(w, "overflow", "the client reads changes slower than they come; read again");
+    return;
+  }
+  sub.last_change[std::move(slot)] = sub.popped + sub.queue.size();
+  sub.queue.push_back(std::move(item));
+  sub.queue_bytes += bytes;
+  if (sub.holes > 64 && sub.holes > sub.queue.size() / 2) Compact(sub, 0);
+  MarkDirty(sub);
+}
+
+void WatchHub::Compact(Sub& sub, uint64_t drop_watch) {
+  ItemQueue kept;
+  for (Item& item : sub.queue) {
+    if (item.head.empty()) continue;  // a hole
+    if (drop_watch != 0 && item.watch == drop_watch) {
+      sub.queue_bytes -= item.bytes();
+      continue;
+    }
+    kept.push_back(std::move(item));
+  }
+  sub.queue.swap(kept);
+  sub.holes = 0;
+  sub.last_change.clear();
+  for (size_t i = 0; i < sub.queue.size(); ++i) {
+    if (sub.queue[i].body) {
+      sub.last_change[ChangeSlot(sub.queue[i].watch, sub.queue[i].key)] = sub.popped + i;
+    }
+  }
+}
+
+void WatchHub::QueueFrame(Sub& sub, uint64_t watch, std::string frame) {
+  sub.queue_bytes += frame.size();
+  sub.queue.push_back(Item{watch, std::move(frame), nullptr, {}});
+  MarkDirty(sub);
+}
+
+void WatchHub::MarkDirty(Sub& sub) {
+  if (sub.dirty) return;
+  sub.dirty = true;
+  dirty_.push_back(&sub);
+}
+
+void WatchHub::End(Watch& w, std::string_view reason, std::string_view message) {
+  Sub& sub = *w.sub;
+  const uint64_t id = w.id;
+  Compact(sub, id);  // its queued frames go
+  auto& list = by_table_[w.filter.table];
+  list.erase(std::remove(list.begin(), list.end(), &w), list.end());
+  if (list.empty()) by_table_.erase(w.filter.table);
+  --open_;
+  if (!reason.empty()) QueueFrame(sub, id, EncodeEndedEvent(id, reason, message));
+  sub.watches.erase(id);  // destroys w
+}
+
+WatchHub::Sub* WatchHub::SubOf(const Connection& conn) {
+  auto it = subs_.find(&conn);
+  return it == subs_.end() ? nullptr : it->second.get();
+}
+
+Result<WatchHub::Opened> WatchHub::Open(const std::shared_ptr<Connection>& conn,
+                                        uint64_t request_id, WatchFilter filter, uint64_t since,
+                                        bool hold) {
+  MutexLock lock(&mu_);
+  if (conn->watches_closed) return Unavailable("the connection is closing");
+  Sub* sub = SubOf(*conn);
+  if (sub != nullptr && sub->watches.size() >= options_.max_per_connection) {
+    ++counts_.refused;
+    return BadRequest("this connection holds its most watches (" +
+                      std::to_string(options_.max_per_connection) + "); unwatch one first");
+  }
+  if (open_ >= options_.max_total) {
+    ++counts_.refused;
+    return Unavailable("the server holds its most watches (" + std::to_string(options_.max_total) +
+                       "); try again later");
+  }
+  if (sub == nullptr) {
+    auto owned = std::make_unique<Sub>();
+    owned->conn = conn;
+    sub = owned.get();
+    subs_.emplace(conn.get(), std::move(owned));
+  }
+  auto w = std::make_shared<Watch>();
+  w->id = ++next_watch_;
+  w->filter = std::move(filter);
+  w->sub = sub;
+  w->holding = hold;
+  sub->watches.emplace(w->id, w);
+  by_table_[w->filter.table].push_back(w.get());
+  ++open_;
+  ++counts_.opened;
+  const Opened opened{w->id, version_};
+  // Numbered 0, not the watch's: the reply stays if the watch ends at once.
+  QueueFrame(*sub, 0, EncodeWatchReply(request_id, w->id, version_));
+  if (since != 0) {
+    // Held only if nothing after `since` was let go, or happened before the
+    // table was recorded, or in another run of the server.
+    const uint64_t from = recorded_.at(w->filter.table);
+    if (since > version_ || since < from || since < dropped_through_) {
+      ++counts_.resyncs;
+      QueueFrame(*sub, w->id, EncodeResyncEvent(w->id, version_));
+    } else {
+      auto first = std::upper_bound(history_.begin(), history_.end(), since,
+                                    [](uint64_t v, const Change& c) { return v < c.version; });
+      for (auto c = first; c != history_.end() && sub->watches.count(opened.watch) > 0; ++c) {
+        if (c->table == w->filter.table && w->filter.Matches(c->key)) {
+          QueueChange(*w, c->body, c->key);
+        }
+      }
+    }
+  }
+  return opened;
+}
+
+void WatchHub::Ready(const Connection& conn, uint64_t watch,
+                     const std::vector<std::pair<std::string, std::string>>& values) {
+  MutexLock lock(&mu_);
+  Sub* sub = SubOf(conn);
+  if (sub == nullptr) return;
+  auto it = sub->watches.find(watch);
+  if (it == sub->watches.end()) return;
+  std::shared_ptr<Watch> w = it->second;
+  for (const auto& [key, value] : values) {
+    QueueFrame(*sub, watch, EncodeInitialEvent(watch, key, value));
+  }
+  QueueFrame(*sub, watch, EncodeReadyEvent(watch, version_));
+  w->holding = false;
+  std::vector<Item> held;
+  held.swap(w->held);
+  w->held_bytes = 0;
+  for (Item& item : held) {
+    if (sub->watches.count(watch) == 0) break;  // ended by its bound
+    QueueChange(*w, item.body, item.key);
+  }
+}
+
+Status WatchHub::Unwatch(const Connection& conn, uint64_t watch, std::string reply) {
+  MutexLock lock(&mu_);
+  Sub* sub = SubOf(conn);
+  auto it = sub != nullptr ? sub->watches.find(watch) : decltype(sub->watches)::iterator();
+  if (sub == nullptr || it == sub->watches.end()) {
+    return BadRequest("this connection has no watch " + std::to_string(watch));
+  }
+  End(*it->second, "", "");
+  QueueFrame(*sub, 0, std::move(reply));
+  return Status::Ok();
+}
+
+void WatchHub::Fail(const Connection& conn, uint64_t watch, std::string_view message) {
+  MutexLock lock(&mu_);
+  Sub* sub = SubOf(conn);
+  if (sub == nullptr) return;
+  auto it = sub->watches.find(watch);
+  if (it != sub->watches.end()) End(*it->second, "error", message);
+}
+
+void WatchHub::EndAll(const Connection& conn, std::string_view reason, std::string_view message) {
+  MutexLock lock(&mu_);
+  Sub* sub = SubOf(conn);
+  if (sub == nullptr) return;
+  while (!sub->watches.empty()) End(*sub->watches.begin()->second, reason, message);
+}
+
+void WatchHub::Drop(Connection& conn) {
+  MutexLock lock(&mu_);
+  conn.watches_closed = true;
+  Sub* sub = SubOf(conn);
+  if (sub == nullptr) return;
+  while (!sub->watches.empty()) End(*sub->watches.begin()->second, "", "");
+  dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), sub), dirty_.end());
+  subs_.erase(&conn);
+}
+
+void WatchHub::Deliver() {
+  // The connections to serve, by loop: one of them to post through, and all.
+  struct LoopBatch {
+    std::shared_ptr<Connection> poster;
+    std::vector<std::weak_ptr<Connection>> conns;
+  };
+  std::unordered_map<const void*, LoopBatch> by_loop;
+  {
+    MutexLock lock(&mu_);
+    std::vector<Sub*> dirty;
+    dirty.swap(dirty_);
+    std::vector<Out> out;
+    for (Sub* sub : dirty) {
+      std::shared_ptr<Connection> conn = sub->conn.lock();
+      if (!conn) {
+        sub->dirty = false;
+        continue;
+      }
+      if (const void* loop = conn->loop(); loop != nullptr) {
+        // Stays dirty until its loop's task runs: changes queued meanwhile
+        // go with it, and no second task is posted for it.
+        LoopBatch& batch = by_loop[loop];
+        if (!batch.poster) batch.poster = conn;
+        batch.conns.push_back(std::move(conn));
+      } else {
+        sub->dirty = false;
+        TakeFrom(*sub, &out);
+      }
+    }
+    // A connection with no loop is served here, under mu_ (allowed by the
+    // lock order), so two Deliver calls cannot reorder its frames.
+    Send(out);
+  }
+  for (auto& [loop, batch] : by_loop) {
+    batch.poster->RunOnLoop([this, conns = std::move(batch.conns)] { DeliverOnLoop(conns); });
+  }
+}
+
+void WatchHub::DeliverOwn(const Connection& conn) {
+  std::vector<Out> out;
+  {
+    MutexLock lock(&mu_);
+    if (Sub* sub = SubOf(conn); sub != nullptr) TakeFrom(*sub, &out);
+  }
+  Send(out);
+}
+
+void WatchHub::DeliverOnLoop(const std::vector<std::weak_ptr<Connection>>& conns) {
+  std::vector<Out> out;
+  {
+    MutexLock lock(&mu_);
+    for (const std::weak_ptr<Connection>& weak : conns) {
+      std::shared_ptr<Connection> conn = weak.lock();
+      if (!conn) continue;
+      Sub* sub = SubOf(*conn);
+      if (sub == nullptr) continue;  // dropped meanwhile
+      sub->dirty = false;
+      TakeFrom(*sub, &out);
+    }
+  }
+  Send(out);
+}
+
+void WatchHub::TakeFrom(Sub& sub, std::vector<Out>* out) {
+  std::shared_ptr<Connection> conn = sub.conn.lock();
+  if (!conn) return;
+  // What the socket holds, plus what this pass takes for it.
+  size_t unsent = conn->unsent_bytes();
+  while (!sub.queue.empty() && unsent < options_.coalesce_bytes) {
+    Item& item = sub.queue.front();
+    if (item.head.empty()) {
+      --sub.holes;
+    } else {
+      if (item.body) {
+        auto last = sub.last_change.find(ChangeSlot(item.watch, item.key));
+        if (last != sub.last_change.end() && last->second == sub.popped) {
+          sub.last_change.erase(last);
+        }
+        ++counts_.events;
+      }
+      unsent += item.bytes();
+    }
+    sub.queue_bytes -= item.bytes();
+    if (!item.head.empty()) out->push_back(Out{conn, std::move(item)});
+    sub.queue.pop_front();
+    ++sub.popped;
+  }
+  if (!sub.queue.empty()) RetryLater(conn);
+}
+
+void WatchHub::Send(std::vector<Out>& out) {
+  // In queue order per connection: a connection's frames are taken and
+  // sent on its own loop only (or, with no loop, under mu_), so none
+  // overtakes another.
+  for (Out& o : out) {
+    if (o.item.body) {
+      o.conn->SendShared(o.item.head, o.item.body);
+    } else {
+      o.conn->Send(std::move(o.item.head));
+    }
+  }
+}
+
+void WatchHub::RetryLater(const std::shared_ptr<Connection>& conn) {
+  Sub* sub = SubOf(*conn);
+  if (sub == nullptr || sub->retry_posted) return;
+  sub->retry_posted = true;
+  // The socket is full: offered again on the connection's own loop, until
+  // the client reads or the queue's bound ends its watches.
+  conn->PostAfter(kRetryAfter, [this, weak = std::weak_ptr<Connection>(conn)] {
+    std::shared_ptr<Connection> c = weak.lock();
+    if (!c) return;
+    std::vector<Out> out;
+    {
+      MutexLock lock(&mu_);
+      Sub* s = SubOf(*c);
+      if (s == nullptr) return;
+      s->retry_posted = false;
+      TakeFrom(*s, &out);
+    }
+    Send(out);
+  });
+}
+
+WatchStats WatchHub::stats() const {
+  MutexLock lock(&mu_);
+  WatchStats s = counts_;
+  s.watches = open_;
+  s.version = version_;
+  s.history_changes = history_.size();
+  s.history_bytes = history_bytes_;
+  for (const auto& [conn, sub] : subs_) s.queued_bytes += sub->queue_bytes;
+  return s;
+}
+
+}  // namespace skiff::server::internal
