@@ -336,6 +336,34 @@ bool WriteAtRate(
   return true;
 }
 
+// One case's server, its watchers connected (not yet watching) and the
+// ledger every delivery and acknowledgement goes to.
+struct Rig {
+  std::unique_ptr<FanoutServer> server;
+  std::unique_ptr<FanoutClient> client;
+  std::unique_ptr<Ledger> ledger;
+
+  // Ends the case with `what`, and the client's own error if it has one.
+  void Fail(benchmark::State& state, const std::string& what) const {
+    const std::string& why = client->error();
+    state.SkipWithError((what + (why.empty() ? "" : ": " + why)).c_str());
+  }
+};
+
+Result<Rig> StartRig(benchmark::State& state, const std::string& name, const FanoutPaths& paths,
+                     const Shape& shape) {
+  Rig rig;
+  SKIFF_ASSIGN_OR_RETURN(rig.server, FanoutServer::Start(name, paths));
+  state.SetLabel(rig.server->SetUp());
+  rig.client = rig.server->NewClient();
+  rig.ledger = std::make_unique<Ledger>(shape);
+  Ledger* ledger = rig.ledger.get();
+  rig.client->set_on_delivery([ledger](const FanoutDelivery& d) { ledger->Deliver(d); });
+  rig.client->set_on_ack([ledger](uint64_t w) { ledger->Ack(w); });
+  SKIFF_RETURN_IF_ERROR(rig.client->Connect(rig.server->port(), shape.watchers, kSetUpTimeout));
+  return rig;
+}
+
 void BM_FanOut(benchmark::State& state, const Shape& shape, const std::string& name) {
   if (!CheckDescriptors(state, shape.watchers)) return;
   const FanoutPaths paths = Paths();
@@ -345,22 +373,12 @@ void BM_FanOut(benchmark::State& state, const Shape& shape, const std::string& n
     return;
   }
   for (auto _ : state) {
-    Result<std::unique_ptr<FanoutServer>> started = FanoutServer::Start(name, paths);
-    if (!started.ok()) return state.SkipWithError(started.status().ToString().c_str());
-    FanoutServer& server = **started;
-    state.SetLabel(server.SetUp());
-    std::unique_ptr<FanoutClient> client = server.NewClient();
-    Ledger ledger(shape);
-    client->set_on_delivery([&](const FanoutDelivery& d) { ledger.Deliver(d); });
-    client->set_on_ack([&](uint64_t w) { ledger.Ack(w); });
-    auto fail = [&](const std::string& what) {
-      const std::string& why = client->error();
-      state.SkipWithError((what + (why.empty() ? "" : ": " + why)).c_str());
-    };
-
-    if (Status s = client->Connect(server.port(), shape.watchers, kSetUpTimeout); !s.ok()) {
-      return state.SkipWithError(s.ToString().c_str());
-    }
+    Result<Rig> rig = StartRig(state, name, paths, shape);
+    if (!rig.ok()) return state.SkipWithError(rig.status().ToString().c_str());
+    FanoutServer& server = *rig->server;
+    FanoutClient* client = rig->client.get();
+    Ledger& ledger = *rig->ledger;
+    auto fail = [&](const std::string& what) { rig->Fail(state, what); };
     const double rss_connected = ResidentBytes(server);
     if (Status s = client->Subscribe(ledger.Topics(), kSetUpTimeout); !s.ok()) {
       return state.SkipWithError(s.ToString().c_str());
@@ -581,22 +599,13 @@ void BM_SlowWatcher(benchmark::State& state, size_t n) {
   // The reading watchers: N - 1.
   Shape shape{"slow_watcher", n - 1, 1, 1, true, kSlowValueBytes};
   for (auto _ : state) {
-    Result<std::unique_ptr<FanoutServer>> started = FanoutServer::Start("skiffd", paths);
-    if (!started.ok()) return state.SkipWithError(started.status().ToString().c_str());
-    FanoutServer& server = **started;
-    state.SetLabel(server.SetUp());
-    std::unique_ptr<FanoutClient> client = server.NewClient();
+    Result<Rig> rig = StartRig(state, "skiffd", paths, shape);
+    if (!rig.ok()) return state.SkipWithError(rig.status().ToString().c_str());
+    FanoutServer& server = *rig->server;
+    FanoutClient* client = rig->client.get();
+    Ledger& ledger = *rig->ledger;
+    auto fail = [&](const std::string& what) { rig->Fail(state, what); };
     std::unique_ptr<StalledWatcher> slow = server.NewStalledWatcher();
-    Ledger ledger(shape);
-    client->set_on_delivery([&](const FanoutDelivery& d) { ledger.Deliver(d); });
-    client->set_on_ack([&](uint64_t w) { ledger.Ack(w); });
-    auto fail = [&](const std::string& what) {
-      const std::string& why = client->error();
-      state.SkipWithError((what + (why.empty() ? "" : ": " + why)).c_str());
-    };
-    if (Status s = client->Connect(server.port(), shape.watchers, kSetUpTimeout); !s.ok()) {
-      return state.SkipWithError(s.ToString().c_str());
-    }
     if (Status s = slow->Connect(server.port(), kStalledReceiveBuffer, kSetUpTimeout); !s.ok()) {
       return state.SkipWithError(("the slow watcher: " + s.ToString()).c_str());
     }
