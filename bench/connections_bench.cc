@@ -3,7 +3,14 @@
 // echo benchmark" does (10,000 connections, each sending a message, reading
 // it back, then sleeping 1 s, 100 ms, 10 ms or 1 ms before the next), beside
 // the same shapes against a Bun.serve peer and a Node + ws peer (bench/peers/)
-// driven by the same client in the same run.
+// driven by the same client in the same run. BM_Echo also runs against the
+// floor peer (bench/peers/floor_echo.cc, server "floor"): one epoll thread
+// answering each read with one write and no JSON parsing, the least a
+// WebSocket server here can spend; every other server's echo row reports
+// its rate, CPU per reply and worst latency as ratios to the floor's
+// (rps_vs_floor, ...), skiffd's also to Bun's and Node's. The floor serves
+// no TLS, so it has no -tls row, and it is not in the idle and accept-storm
+// cases (it takes no 12 KB frame, and is a floor for the round trip only).
 //
 //   BM_IdleConnections  server memory per connection: open (handshake only),
 //                       logged in, and after one 12 KB frame each
@@ -52,6 +59,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -93,7 +101,7 @@ std::string SkiffdBinary() {
 // A server as the cases name it: which one, and over what.
 struct Kind {
   std::string name;    // in the case's name: "bun-peer", "skiffd-tls", ...
-  std::string server;  // "skiffd", "bun-peer" or "node-peer"
+  std::string server;  // "skiffd", "bun-peer", "node-peer" or "floor"
   bool tls = false;
   bool release_buffers = true;  // skiffd over TLS: --tls-release-buffers
   bool skiffd() const { return server == "skiffd"; }
@@ -196,6 +204,8 @@ class Target {
     std::vector<std::string> argv;
     if (kind_.server == "bun-peer") {
       argv = {BunPath(), "run", peers + "kv_peer.ts"};
+    } else if (kind_.server == "floor") {
+      argv = {FLOOR_ECHO_PATH};
     } else {
       argv = {"/usr/bin/node", peers + "kv_peer_node.mjs"};
     }
@@ -233,6 +243,9 @@ class Target {
       if (access("/usr/bin/node", X_OK) != 0) return "node not found at /usr/bin/node";
       if (access(ws.c_str(), R_OK) != 0) return "the ws package is not in bench/peers/node_modules";
     }
+    if (kind.server == "floor" && access(FLOOR_ECHO_PATH, X_OK) != 0) {
+      return std::string("the floor peer is not built at ") + FLOOR_ECHO_PATH;
+    }
     return "";
   }
 
@@ -257,6 +270,16 @@ const std::vector<Kind>& Kinds() {
       {"node-peer-tls", "node-peer", true},
       {"skiffd-tls", "skiffd", true},
   };
+  return kinds;
+}
+// The echo cases' servers: the floor first, for every other server's ratios
+// to it.
+const std::vector<Kind>& EchoKinds() {
+  static const std::vector<Kind> kinds = [] {
+    std::vector<Kind> all = {{"floor", "floor"}};
+    all.insert(all.end(), Kinds().begin(), Kinds().end());
+    return all;
+  }();
   return kinds;
 }
 // skiffd over TLS keeping every connection's record buffers (idle memory
@@ -288,10 +311,9 @@ bool CheckDescriptors(benchmark::State& state, size_t n) {
 std::optional<std::unique_ptr<Target>> StartOrSkip(benchmark::State& state, const Kind& kind,
                                                    bool storm = false) {
   if (std::string missing = Target::Missing(kind); !missing.empty()) {
-    std::fprintf(stderr,
-                 "connections_bench: *** %s: %s; skipped (npm ci --prefix bench/peers "
-                 "installs the peers) ***\n",
-                 kind.name.c_str(), missing.c_str());
+    std::fprintf(stderr, "connections_bench: *** %s: %s; skipped%s ***\n", kind.name.c_str(),
+                 missing.c_str(),
+                 kind.server == "floor" ? "" : " (npm ci --prefix bench/peers installs the peers)");
     state.SkipWithError(("skipped: " + missing).c_str());
     return std::nullopt;
   }
@@ -417,8 +439,8 @@ struct EchoResult {
   double server_cpu_us_per_reply = 0;
   double max_latency_ms = 0;
 };
-// Results of the peers' cases, for the ratios on skiffd's case of the same
-// shape (registered after them).
+// Results of the peers' and the floor's cases, for the ratios on the cases
+// of the same shape registered after them.
 std::map<std::string, EchoResult>& PeerResults() {
   static std::map<std::string, EchoResult> results;
   return results;
@@ -427,16 +449,21 @@ std::map<std::string, EchoResult>& PeerResults() {
 nanoseconds Warmup() { return Options().profile == Profile::kQuick ? seconds(1) : seconds(2); }
 nanoseconds Measured() { return ByProfile<nanoseconds>(seconds(3), seconds(10), seconds(30)); }
 
-// skiffd's figures as ratios to each peer's of the same shape (info).
-// Over TLS, the ratios are to the peers over TLS.
+// A server's figures as ratios to others' of the same shape (info): every
+// server's to the floor's (plain only: the floor serves no TLS), and
+// skiffd's also to each peer's, over TLS to the peers over TLS.
 void SetRatios(benchmark::State& state, const Kind& kind, const std::string& shape,
                const EchoResult& r) {
-  if (!kind.skiffd()) {
-    PeerResults()[kind.name + "/" + shape] = r;
-    return;
+  if (!kind.skiffd()) PeerResults()[kind.name + "/" + shape] = r;
+  std::vector<std::pair<std::string, std::string>> to;  // counter suffix, case
+  if (kind.server != "floor" && !kind.tls) to.push_back({"floor", "floor/" + shape});
+  if (kind.skiffd()) {
+    for (const std::string p : {"bun", "node"}) {
+      to.push_back({p, p + "-peer" + (kind.tls ? "-tls" : "") + "/" + shape});
+    }
   }
-  for (const std::string p : {"bun", "node"}) {
-    auto it = PeerResults().find(p + "-peer" + (kind.tls ? "-tls" : "") + "/" + shape);
+  for (const auto& [p, name] : to) {
+    auto it = PeerResults().find(name);
     if (it == PeerResults().end()) continue;
     SetInfo(state, "rps_vs_" + p, r.rps / it->second.rps);
     SetInfo(state, "cpu_per_reply_vs_" + p,
@@ -586,7 +613,7 @@ const bool kRegistered = AddRegistration([] {
   }
   for (size_t n : Sizes()) {
     for (int delay : {1000, 100, 10, 1}) {
-      for (const Kind& kind : Kinds()) {
+      for (const Kind& kind : EchoKinds()) {
         once(AddCase("BM_Echo/" + kind.name + "/connections:" + std::to_string(n) +
                          "/delay_ms:" + std::to_string(delay),
                      [kind, n, delay](benchmark::State& s) { BM_Echo(s, kind, n, delay); }));

@@ -4,13 +4,24 @@
 // login and logout; tcp-pingpong/sequential is the loopback round trip of
 // two plain sockets, the floor under every sequential scenario, and
 // get-vs-tcp/sequential holds a one-connection get to that floor, the two
-// measured in alternating rounds. Both echo cases also run on a skiffd
+// measured in alternating rounds; echo/sequential is measured the same way
+// on every server (echo_vs_tcp). Both echo cases also run on a skiffd
 // child over ws:// and wss:// side by side (.../child, .../child-tls): what
 // TLS adds to a round trip and to the server's CPU per request.
+//
+// Both echo cases run first on the floor peer (.../floor,
+// bench/peers/floor_echo.cc, a child process): one epoll thread answering
+// each read with one write and no JSON parsing, the least a WebSocket
+// server on this machine can spend on them. Every row of the case after it
+// reports its rate, server CPU per request and p99 as ratios to the floor's
+// (ops_per_s_vs_floor, server_cpu_vs_floor, p99_vs_floor). The floor serves
+// no TLS, so it has no -tls row and the .../child-tls rows have no ratio to
+// it; it runs only where the suite starts its servers (not with --url).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,11 +63,51 @@ class Echoes final : public Workload {
   std::vector<std::vector<uint64_t>> sent_;
 };
 
-void Echo(ScenarioContext& ctx, size_t connections, size_t pipeline, uint64_t standard_ops) {
-  auto driver = ctx.Pool(connections, pipeline);
+// The floor's figures per scenario ("echo/sequential"), for the rows
+// registered after its own.
+struct FloorFigures {
+  double ops_per_s = 0;
+  double server_cpu_us_per_op = 0;  // 0: not known
+  double p99_us = 0;
+};
+std::map<std::string, FloorFigures>& FloorResults() {
+  static std::map<std::string, FloorFigures> results;
+  return results;
+}
+
+// On the floor's own row, records its figures for `scenario`; on any other
+// row, reports the measured run's figures as ratios to them, when the
+// floor's row ran and this one measured something over ws://.
+void HoldToFloor(ScenarioContext& ctx, const std::string& scenario) {
+  const RunResult* run = ctx.measured();
+  if (ctx.stack().tls() || ctx.failed() || run == nullptr || run->ops == 0 ||
+      run->wall_seconds <= 0) {
+    return;
+  }
+  const double ops_per_s = double(run->ops) / run->wall_seconds;
+  const double cpu_us_per_op =
+      ctx.server_cpu_known() ? 1e6 * ctx.server_cpu_seconds() / double(run->ops) : 0;
+  const double p99_us = run->latency.Summarize().p99_us;
+  if (ctx.stack().store_kind() == "floor") {
+    FloorResults()[scenario] = {ops_per_s, cpu_us_per_op, p99_us};
+    return;
+  }
+  const auto floor = FloorResults().find(scenario);
+  if (floor == FloorResults().end()) return;
+  const FloorFigures& f = floor->second;
+  SetInfo(ctx.state(), "ops_per_s_vs_floor", ops_per_s / f.ops_per_s);
+  if (cpu_us_per_op > 0 && f.server_cpu_us_per_op > 0) {
+    SetInfo(ctx.state(), "server_cpu_vs_floor", cpu_us_per_op / f.server_cpu_us_per_op);
+  }
+  if (f.p99_us > 0) SetInfo(ctx.state(), "p99_vs_floor", p99_us / f.p99_us);
+}
+
+void EchoPipelined(ScenarioContext& ctx) {
+  auto driver = ctx.Pool(ctx.options().concurrency, ctx.options().pipeline);
   if (!driver) return;
   Echoes echoes;
-  ctx.Measure(*driver, echoes, ctx.Ops(standard_ops));
+  ctx.Measure(*driver, echoes, ctx.Ops(400'000));
+  HoldToFloor(ctx, "echo/pipelined");
 }
 
 // login, logout, login, ... on one connection; every reply must be ok.
@@ -236,18 +287,15 @@ void BM_TcpPingPong(benchmark::State& state) {
   std::fprintf(stderr, "result: %s\n", ResultLine("tcp-pingpong/sequential", run).c_str());
 }
 
-// get of one hot key on one connection, one request at a time, alternated
-// round by round with the TCP ping-pong above. On this 2-core machine a
-// sequential case swings 2-3x between runs as the scheduler places the
-// threads, so a ratio of two separate runs mostly measures that; here each
-// round's pair runs back to back and the median of the rounds' ratios is
-// reported (get_vs_tcp, with tcp_ops_per_s). The result line is the get.
-void GetVsTcp(ScenarioContext& ctx) {
+// A one-connection run of `workload`, alternated round by round with the
+// TCP ping-pong above. On this 2-core machine a sequential case swings
+// 2-3x between runs as the scheduler places the threads, so a ratio of two
+// separate runs mostly measures that; here each round's pair runs back to
+// back and the median of the rounds' ratios is reported (`what`_vs_tcp,
+// with tcp_ops_per_s). The case's result is the workload's rounds.
+void AlternateWithTcp(ScenarioContext& ctx, LoadDriver& driver, Workload& workload,
+                      const std::string& what) {
   constexpr int kRounds = 10;
-  HotKeyReads reads(ctx.stack().FreshTable("get_vs_tcp"), "get");
-  auto driver = ctx.Pool(1, 1);
-  if (!driver) return;
-  if (!ctx.CallOk(*driver, reads.preload(), "preload")) return;
   TcpPingPong tcp;
   if (!tcp.error().empty()) return ctx.Fail(tcp.error());
   const uint64_t per_round = std::max<uint64_t>(1, ctx.Ops(20'000) / kRounds);
@@ -255,7 +303,7 @@ void GetVsTcp(ScenarioContext& ctx) {
   double tcp_ops = 0;
   double tcp_seconds = 0;
   for (int round = 0; round < kRounds; ++round) {
-    const RunResult part = ctx.MeasurePart(*driver, reads, per_round);
+    const RunResult part = ctx.MeasurePart(driver, workload, per_round);
     if (part.error_count() > 0 || part.ops == 0 || part.capped) break;
     const auto start = std::chrono::steady_clock::now();
     if (tcp.Bounce(per_round, nullptr).intact != per_round) {
@@ -272,26 +320,46 @@ void GetVsTcp(ScenarioContext& ctx) {
   const double median = ratios.size() % 2 == 1
                             ? ratios[ratios.size() / 2]
                             : (ratios[ratios.size() / 2 - 1] + ratios[ratios.size() / 2]) / 2;
-  SetInfo(ctx.state(), "get_vs_tcp", median);
+  SetInfo(ctx.state(), what + "_vs_tcp", median);
   SetInfo(ctx.state(), "tcp_ops_per_s", tcp_ops / tcp_seconds);
   std::fprintf(stderr,
-               "get-vs-tcp: get at %.2fx the TCP round-trip rate (median of %zu rounds; "
+               "%s-vs-tcp: %s at %.2fx the TCP round-trip rate (median of %zu rounds; "
                "tcp %.1fk/s, rounds %.2f-%.2fx)\n",
-               median, ratios.size(), tcp_ops / tcp_seconds / 1000, ratios.front(), ratios.back());
+               what.c_str(), what.c_str(), median, ratios.size(), tcp_ops / tcp_seconds / 1000,
+               ratios.front(), ratios.back());
+}
+
+// get of one hot key on one connection, one request at a time, held to the
+// TCP round trip (get_vs_tcp). The result line is the get.
+void GetVsTcp(ScenarioContext& ctx) {
+  HotKeyReads reads(ctx.stack().FreshTable("get_vs_tcp"), "get");
+  auto driver = ctx.Pool(1, 1);
+  if (!driver) return;
+  if (!ctx.CallOk(*driver, reads.preload(), "preload")) return;
+  AlternateWithTcp(ctx, *driver, reads, "get");
+}
+
+// echo on one connection, one request at a time, held to the TCP round trip
+// (echo_vs_tcp) and to the floor.
+void EchoSequential(ScenarioContext& ctx) {
+  auto driver = ctx.Pool(1, 1);
+  if (!driver) return;
+  Echoes echoes;
+  AlternateWithTcp(ctx, *driver, echoes, "echo");
+  HoldToFloor(ctx, "echo/sequential");
 }
 
 const bool kRegistered = AddRegistration([] {
   RegisterScenario({.name = "echo/sequential",
-                    .body = [](ScenarioContext& c) { Echo(c, 1, 1, 20'000); },
+                    .body = EchoSequential,
                     .peer = true,
-                    .tls = true});
+                    .tls = true,
+                    .floor = FLOOR_ECHO_PATH});
   RegisterScenario({.name = "echo/pipelined",
-                    .body =
-                        [](ScenarioContext& c) {
-                          Echo(c, c.options().concurrency, c.options().pipeline, 400'000);
-                        },
+                    .body = EchoPipelined,
                     .peer = true,
-                    .tls = true});
+                    .tls = true,
+                    .floor = FLOOR_ECHO_PATH});
   RegisterScenario({.name = "session-churn/login+logout", .body = SessionChurn});
   RegisterScenario({.name = "get-vs-tcp/sequential", .body = GetVsTcp});
   AddCase("tcp-pingpong/sequential", BM_TcpPingPong)

@@ -23,7 +23,8 @@ constexpr char kTable[] = "fanout";
 
 class SkiffdServer : public FanoutServer {
  public:
-  Status Start(const FanoutPaths& paths) {
+  // `flags`: more skiffd flags, after the bench's own.
+  Status Start(const FanoutPaths& paths, std::vector<std::string> extra) {
     const std::string url = "sqlite:" + dir_.File("fanout.db");
     {
       Result<std::unique_ptr<store::Store>> store = store::OpenStore(url);
@@ -35,8 +36,9 @@ class SkiffdServer : public FanoutServer {
     }
     // One I/O thread, as each peer has one event loop.
     std::vector<std::string> flags = {"--store", url, "--io-threads", "1"};
-    flags.insert(flags.end(), paths.skiffd_args.begin(), paths.skiffd_args.end());
-    for (const std::string& a : paths.skiffd_args) set_up_ += " " + a;
+    extra.insert(extra.end(), paths.skiffd_args.begin(), paths.skiffd_args.end());
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    for (const std::string& a : extra) set_up_ += " " + a;
     return skiffd_.Start(paths.skiffd, flags);
   }
   pid_t pid() const override { return skiffd_.pid(); }
@@ -102,8 +104,10 @@ class TcpPeerServer : public FanoutServer {
 }  // namespace
 
 const std::vector<std::string>& FanoutServerNames() {
-  static const std::vector<std::string> names = {"bun-peer", "node-peer", "redis", "nats",
-                                                 "skiffd"};
+  // skiffd-sendmsg: skiffd with io_uring off, one sendmsg per delivery,
+  // so that what the batched sends gain is read side by side.
+  static const std::vector<std::string> names = {"bun-peer", "node-peer", "redis",
+                                                 "nats",     "skiffd",    "skiffd-sendmsg"};
   return names;
 }
 
@@ -130,9 +134,11 @@ std::string FanoutServer::Missing(const std::string& name, const FanoutPaths& pa
 Result<std::unique_ptr<FanoutServer>> FanoutServer::Start(const std::string& name,
                                                           const FanoutPaths& paths) {
   const std::string peers = paths.sources + "/bench/peers/";
-  if (name == "skiffd") {
+  if (name == "skiffd" || name == "skiffd-sendmsg") {
     auto s = std::make_unique<SkiffdServer>();
-    SKIFF_RETURN_IF_ERROR(s->Start(paths));
+    std::vector<std::string> extra;
+    if (name == "skiffd-sendmsg") extra.push_back("--io-uring=false");
+    SKIFF_RETURN_IF_ERROR(s->Start(paths, std::move(extra)));
     return std::unique_ptr<FanoutServer>(std::move(s));
   }
   if (name == "bun-peer" || name == "node-peer") {

@@ -77,9 +77,10 @@ std::string ErrorBreakdown(const RunResult& run) {
 void RecordTarget(const Stack& stack) {
   const E2eOptions& o = GetE2eOptions();
   const StackOptions& so = stack.options();
-  support::RecordFact("skiff_e2e_target", o.Remote()        ? o.url
-                                          : !so.bun.empty() ? std::string("bun-peer")
-                                                            : so.server);
+  support::RecordFact("skiff_e2e_target", o.Remote()          ? o.url
+                                          : !so.bun.empty()   ? std::string("bun-peer")
+                                          : !so.floor.empty() ? std::string("floor")
+                                                              : so.server);
   support::RecordFact("skiff_durability", stack.durability());
   support::RecordFact("skiff_e2e_load", std::to_string(o.concurrency) + "x" +
                                             std::to_string(o.pipeline) + " timeout " +
@@ -289,6 +290,11 @@ void RegisterScenario(ScenarioSpec spec) {
     so.insecure = o.insecure;
     targets.push_back({shared->name + "/url", so, nullptr});
   } else {
+    if (!shared->floor.empty()) {
+      StackOptions so;
+      so.floor = shared->floor;
+      targets.push_back({shared->name + "/floor", so, nullptr});
+    }
     for (const std::string& store : SelectedStores()) {
       StackOptions so;
       so.store = store;

@@ -96,6 +96,10 @@ struct ScenarioSpec {
   // runs in-process servers; not on the memory store, which a child cannot
   // open.
   bool tls = false;
+  // The floor peer's binary (bench/peers/floor_echo.cc): the scenario runs
+  // on it first (name/floor) where the suite starts its servers, so the
+  // rows after it can be held to it.
+  std::string floor = {};
 };
 
 // Registers the scenario for every target (see above); call from a function

@@ -50,7 +50,12 @@ class Stack::Impl {
 
   Status Start() {
     if (!options_.url.empty()) return Attach();
-    if (!options_.bun.empty()) return StartPeer();
+    if (!options_.bun.empty()) {
+      return StartPeer(
+          {options_.bun, "run", std::string(SKIFF_SOURCE_DIR) + "/bench/peers/kv_peer.ts"},
+          "bun-peer", "the Bun peer");
+    }
+    if (!options_.floor.empty()) return StartPeer({options_.floor}, "floor", "the floor peer");
     auto durability = server::DurabilityFromName(options_.durability);
     if (!durability) return BadRequest("unknown durability '" + options_.durability + "'");
     auto opened = support::TestStore::Open(options_.store);
@@ -144,7 +149,7 @@ class Stack::Impl {
       child_.reset();
       // The peer keeps nothing, so how it ends says nothing about the run;
       // skiffd's exit status is its final flush.
-      if (store_kind_ == "bun-peer") return Status::Ok();
+      if (store_kind_ == "bun-peer" || store_kind_ == "floor") return Status::Ok();
       if (!stopped.ok()) return stopped.status();
       if (*stopped != 0) return Internal("skiffd exited with status " + std::to_string(*stopped));
       return Status::Ok();
@@ -228,23 +233,21 @@ class Stack::Impl {
 #endif
   }
 
-  Status StartPeer() {
-#ifndef SKIFF_SOURCE_DIR
-    return BadRequest("this build does not know where bench/peers/ is");
-#else
+  // A peer of bench/peers/ as a child process: `kind` names it in the
+  // results ("bun-peer", "floor").
+  Status StartPeer(const std::vector<std::string>& argv, const std::string& kind,
+                   const char* what) {
     char secret[40];
     snprintf(secret, sizeof secret, "%08x%08x", std::random_device()(), std::random_device()());
     host_ = "127.0.0.1";
-    SKIFF_RETURN_IF_ERROR(StartListening(
-        {options_.bun, "run", std::string(SKIFF_SOURCE_DIR) + "/bench/peers/kv_peer.ts"},
-        {"PORT=0", std::string("SKIFF_PEER_SECRET=") + secret}, "the Bun peer"));
+    SKIFF_RETURN_IF_ERROR(
+        StartListening(argv, {"PORT=0", std::string("SKIFF_PEER_SECRET=") + secret}, what));
     user_ = kUser;
     secret_ = secret;
-    store_kind_ = "bun-peer";
+    store_kind_ = kind;
     durability_ = "none";
-    where_ = "bun peer pid " + std::to_string(child_->pid());
+    where_ = kind + " pid " + std::to_string(child_->pid());
     return Status::Ok();
-#endif
   }
 
   Status Attach() {

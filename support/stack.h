@@ -57,6 +57,9 @@ struct StackOptions {
   // Start the Bun peer (bench/peers/kv_peer.ts) with this bun binary
   // instead of a Skiff server.
   std::string bun;
+  // Start the floor peer (bench/peers/floor_echo.cc) from this binary
+  // instead: answers echo, login and stats, nothing else.
+  std::string floor;
   // I/O threads of a server started here. One, because on this 2-core
   // machine the load driver needs the other core (see docs/benchmarks.md).
   size_t io_threads = 1;

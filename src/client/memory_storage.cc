@@ -32,7 +32,10 @@ Status MemoryStorage::ApplyRemote(const std::vector<RowWrite>& rows, const SyncP
   auto hint = rows_.end();
   for (const RowWrite& w : rows) {
     if (w.value) {
-      hint = std::next(rows_.insert_or_assign(hint, w.name, *w.value));
+      const auto it = rows_.insert_or_assign(hint, w.name, *w.value);
+      // The row after a new last row is end(): std::next would climb from
+      // that rightmost node to the root to find it.
+      hint = &*it == &*rows_.rbegin() ? rows_.end() : std::next(it);
     } else {
       hint = rows_.erase(w.name) > 0 ? rows_.end() : hint;
     }

@@ -104,6 +104,11 @@ void AddSkiffdSettings(CLI::App& app, SkiffdOptions& o, std::string& config_path
   Count(app, "--io-threads", o.io_threads, 0, "SKIFF_IO_THREADS",
         "Threads serving connections, an event loop each; 0 = one on two cores, else one per "
         "two cores");
+  AddBoolFlag(app, "--io-uring", o.io_uring,
+              "Send to many connections at once in one io_uring submission when the kernel "
+              "allows it (else, and with false, one sendmsg per connection)")
+      ->envname("SKIFF_IO_URING")
+      ->expected(0, 1);
   Duration<milliseconds>(app, "--flush-interval-ms", o.flush_interval, "SKIFF_FLUSH_INTERVAL_MS",
                          "Memory durability: longest time a write stays only in memory");
   Count(app, "--max-frame-bytes", o.max_frame_bytes, 64, "SKIFF_MAX_FRAME_BYTES",

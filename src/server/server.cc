@@ -229,6 +229,7 @@ class Server::Impl {
     lo.address = options.address;
     lo.port = options.port;
     lo.io_threads = options.io_threads > 0 ? options.io_threads : DefaultIoThreads();
+    lo.io_uring = options.io_uring;
     // Frames a little over the protocol limit still reach the handler, which
     // answers too_large before closing; beyond twice the limit the listener
     // closes the connection (1009) from the frame's header, unread.

@@ -39,6 +39,10 @@ struct ServerOptions {
   // Threads running an I/O loop each; 0 lets the server choose (one on two
   // cores, else one per two cores).
   size_t io_threads = 0;
+  // A pass writing to many connections (a watched change, woken waits, the
+  // replies of one turn) hands its sends to the kernel in one io_uring
+  // submission when the kernel allows it; false: one sendmsg each.
+  bool io_uring = true;
   // Used by skiffd only: in-process users pass their own Store.
   std::string store_url = "sqlite:./skiff.db";
   Durability durability = Durability::kCommit;

@@ -13,6 +13,7 @@
 
 #include "test/server/raw_socket.h"
 #include "test/server/server_fixture.h"
+#include "test/server/watch_events.h"
 #include "test/server/ws_peer.h"
 #include "test/status_matchers.h"
 
@@ -328,20 +329,7 @@ TEST_F(WatchTest, ClientThatDoesNotReadCoalescesThenOverflows) {
   EXPECT_LE(stats["network"]["buffered_output_bytes"].get<uint64_t>(), 64u * 1024);
 
   // Reading now: changes in increasing versions, then the overflow.
-  bool overflow = false;
-  uint64_t last_version = 0;
-  for (int i = 0; i < 100000 && !overflow; ++i) {
-    auto frame = peer.NextText();
-    ASSERT_TRUE(frame.has_value()) << "no overflow event";
-    overflow = frame->find("\"reason\":\"overflow\"") != std::string::npos;
-    if (overflow) break;
-    auto e = doc::Parse(*frame, doc::kNoLimits);
-    ASSERT_OK(e);
-    ASSERT_EQ((*e)["event"], "change") << *frame;
-    ASSERT_GT((*e)["version"].get<uint64_t>(), last_version);
-    last_version = (*e)["version"].get<uint64_t>();
-  }
-  EXPECT_TRUE(overflow);
+  ASSERT_NO_FATAL_FAILURE(ExpectChangesThenOverflow(peer, 100000));
 }
 
 // The SDK's watch: events by callback, and a reconnect resumes it by itself

@@ -9,6 +9,10 @@ find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
+# io_uring for the server's batched sends (src/server/internal/send_ring.cc);
+# without it the server sends with sendmsg, as it does where the kernel
+# refuses io_uring.
+pkg_check_modules(URING IMPORTED_TARGET GLOBAL liburing)
 # Header-only: the geo index's R-tree (Boost.Geometry).
 find_package(Boost 1.74 REQUIRED)
 # The document cache's hash map (Abseil's flat_hash_map).

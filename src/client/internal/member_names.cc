@@ -38,17 +38,21 @@ int64_t MemberNames::NumberAfter(std::string_view name, uint32_t* after) {
 }
 
 void MemberNames::Compact(std::string_view json, std::string* out) {
+  const size_t base = out->size();
+  out->resize(base + json.size() + kMaxCompactGrowth);
+  out->resize(base + Compact(json, out->data() + base));
+}
+
+size_t MemberNames::Compact(std::string_view json, char* out) {
   if (json.find(kMark) != std::string_view::npos || (!json.empty() && json[0] == kVerbatim)) {
-    out->push_back(kVerbatim);
-    out->append(json);
-    return;
+    out[0] = kVerbatim;
+    std::memcpy(out + 1, json.data(), json.size());
+    return json.size() + 1;
   }
   // The compact form is never longer than the text (a numbered `"name":` of
-  // four bytes or more becomes three at most), so it is written in place
-  // into room made once and cut to size at the end.
-  const size_t base = out->size();
-  out->resize(base + json.size());
-  char* w = out->data() + base;
+  // four bytes or more becomes three at most), so it is written straight
+  // into the caller's room.
+  char* w = out;
   const auto put = [&w](const char* from, const char* to) {
     std::memcpy(w, from, static_cast<size_t>(to - from));
     w += to - from;
@@ -92,7 +96,7 @@ void MemberNames::Compact(std::string_view json, std::string* out) {
     }
     p = past + 1;  // the ':' is implied
   }
-  out->resize(static_cast<size_t>(w - out->data()));
+  return static_cast<size_t>(w - out);
 }
 
 void MemberNames::Expand(std::string_view compact, std::string* out) const {

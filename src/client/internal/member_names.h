@@ -29,6 +29,10 @@ class MemberNames {
 
   // Appends the compact form of `json` to `out`.
   void Compact(std::string_view json, std::string* out);
+  // Writes the compact form of `json` at `out`, which has room for
+  // kMaxCompactGrowth bytes more than `json`; returns its size.
+  static constexpr size_t kMaxCompactGrowth = 1;
+  size_t Compact(std::string_view json, char* out);
   // Appends the JSON text that `compact` (made by Compact) stands for.
   void Expand(std::string_view compact, std::string* out) const;
 

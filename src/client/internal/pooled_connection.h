@@ -98,7 +98,8 @@ class PooledConnection : public std::enable_shared_from_this<PooledConnection> {
 
   void Connect();
   void OnOpen();
-  void OnMessage(std::string_view payload, bool binary);
+  // `payload` may be moved from (see TransportHandlers).
+  void OnMessage(std::string& payload, bool binary);
   void OnClose(const std::string& reason);
   void OnLogin(const Result<doc::Value>& reply);
   // Moves queued requests into flight while there is room.

@@ -19,9 +19,7 @@ Status ValidateName(const RowName& name) {
 Status Replica::Load() {
   SKIFF_ASSIGN_OR_RETURN(StoredState state, storage_.Load());
   MutexLock lock(&mu_);
-  size_t bytes = 0;
-  for (const StoredRow& row : state.rows) bytes += row.name.key.size() + row.value.size();
-  rows_.Reserve(state.rows.size(), bytes);
+  rows_.Reserve(state.rows.size());
   for (const StoredRow& row : state.rows) rows_.Put(row.name, row.value);
   rows_.ShrinkToFit();
   for (OutboxEntry& e : state.outbox) {

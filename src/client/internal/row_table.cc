@@ -1,7 +1,9 @@
 #include "client/internal/row_table.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <utility>
 
 #include "base/check.h"
 
@@ -14,14 +16,41 @@ constexpr size_t kMinDeadToCompact = 64 * 1024;
 
 }  // namespace
 
-void RowTable::Reserve(size_t rows, size_t bytes) {
-  entries_.reserve(entries_.size() + rows);
-  arena_.reserve(arena_.size() + bytes);
-}
+void RowTable::Reserve(size_t rows) { entries_.reserve(entries_.size() + rows); }
 
 void RowTable::ShrinkToFit() {
   entries_.shrink_to_fit();
-  arena_.shrink_to_fit();
+  blocks_.shrink_to_fit();
+}
+
+char* RowTable::Room(size_t size) {
+  const size_t index = end_ >> kBlockBits;
+  const size_t within = end_ & (kBlockSize - 1);
+  const bool fits =
+      index < blocks_.size() && blocks_[index] != nullptr && within + size <= kBlockSize;
+  if (fits && within + size > first_capacity_ && blocks_.size() == 1) {
+    // The first block starts small and doubles up to a whole block, so a
+    // device of a few rows does not hold 64 KiB for them.
+    const size_t capacity = std::min(kBlockSize, std::max(within + size, 2 * first_capacity_));
+    auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+    std::memcpy(grown.get(), blocks_[0].get(), within);
+    blocks_[0] = std::move(grown);
+    block_bytes_ += capacity - first_capacity_;
+    first_capacity_ = capacity;
+  } else if (!fits) {
+    const size_t start = blocks_.size() * kBlockSize;
+    dead_ += start - end_;  // the rest of the block before, unused
+    end_ = start;
+    const size_t spans = std::max<size_t>(1, (size + kBlockSize - 1) / kBlockSize);
+    size_t capacity = spans * kBlockSize;
+    if (blocks_.empty()) capacity = first_capacity_ = std::max(size, kFirstBlockSize);
+    // Uninitialised: every byte a row uses is written before it is read.
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(capacity));
+    blocks_.resize(blocks_.size() + spans - 1);
+    block_bytes_ += capacity;
+  }
+  SKIFF_CHECK(end_ + size <= std::numeric_limits<uint32_t>::max());
+  return blocks_[end_ >> kBlockBits].get() + (end_ & (kBlockSize - 1));
 }
 
 int64_t RowTable::FindSpace(std::string_view group, std::string_view table) const {
@@ -58,17 +87,13 @@ bool RowTable::Equals(const Entry& e, const Space& space, std::string_view key) 
 }
 
 void RowTable::Append(std::string_view key, std::string_view json, Entry* e) {
-  const size_t offset = arena_.size();
-  if (arena_.capacity() < offset + key.size() + json.size()) {
-    // Grow by a quarter, not double: the arena is most of a device's memory.
-    arena_.reserve(std::max(offset + key.size() + json.size() + 64, offset + offset / 4));
-  }
-  arena_.append(key);
-  names_.Compact(json, &arena_);
-  SKIFF_CHECK(arena_.size() <= std::numeric_limits<uint32_t>::max());
-  e->offset = static_cast<uint32_t>(offset);
+  char* w = Room(key.size() + json.size() + MemberNames::kMaxCompactGrowth);
+  std::memcpy(w, key.data(), key.size());
+  const size_t value_size = names_.Compact(json, w + key.size());
+  e->offset = static_cast<uint32_t>(end_);
   e->key_size = static_cast<uint32_t>(key.size());
-  e->value_size = static_cast<uint32_t>(arena_.size() - offset - key.size());
+  e->value_size = static_cast<uint32_t>(value_size);
+  end_ += key.size() + value_size;
 }
 
 void RowTable::Put(const RowName& name, std::string_view json) {
@@ -106,16 +131,22 @@ void RowTable::Erase(const RowName& name) {
 }
 
 void RowTable::CompactIfMostlyDead() {
-  if (dead_ < kMinDeadToCompact || dead_ < arena_.size() / 2) return;
-  std::string fresh;
-  fresh.reserve(arena_.size() - dead_);
-  for (Entry& e : entries_) {
-    const size_t offset = fresh.size();
-    fresh.append(arena_, e.offset, e.key_size + e.value_size);
-    e.offset = static_cast<uint32_t>(offset);
-  }
-  arena_ = std::move(fresh);
+  if (dead_ < kMinDeadToCompact || dead_ < end_ / 2) return;
+  // Into fresh blocks; the old ones are freed once every row is copied.
+  const std::vector<std::unique_ptr<char[]>> old = std::exchange(blocks_, {});
+  const auto at = [&old](uint32_t offset) {
+    return old[offset >> kBlockBits].get() + (offset & (kBlockSize - 1));
+  };
+  block_bytes_ = 0;
+  first_capacity_ = 0;
+  end_ = 0;
   dead_ = 0;
+  for (Entry& e : entries_) {
+    const size_t size = e.key_size + e.value_size;
+    std::memcpy(Room(size), at(e.offset), size);
+    e.offset = static_cast<uint32_t>(end_);
+    end_ += size;
+  }
 }
 
 std::optional<std::string> RowTable::Get(const RowName& name) const {

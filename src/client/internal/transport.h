@@ -29,7 +29,9 @@ struct TransportTls {
 
 struct TransportHandlers {
   std::function<void()> on_open;
-  std::function<void(std::string_view payload, bool binary)> on_message;
+  // `payload` is the handler's to keep: it may be moved from, which spares
+  // a copy of a large reply.
+  std::function<void(std::string& payload, bool binary)> on_message;
   // Once per connection, after on_open or instead of it when connecting
   // failed; `reason` says why.
   std::function<void(const std::string& reason)> on_close;

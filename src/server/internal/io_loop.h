@@ -25,9 +25,12 @@
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "base/mutex.h"
 #include "server/internal/listener_shared.h"
+#include "server/internal/send_ring.h"
 
 namespace skiff::server::internal {
 
@@ -94,10 +97,16 @@ class IoLoop {
 
  private:
   void ArmSweep();
-  // Writes the queues of `conns` (`write` is how), each connection's
-  // failure ending that connection only.
+  // Writes the queues of `conns`, each connection's failure ending that
+  // connection only; `take` first clears each one's request to be flushed.
+  // Through the ring when there is one and several connections write.
   void FlushEach(const std::vector<std::shared_ptr<SocketConnection>>& conns,
-                 void (SocketConnection::*write)());
+                 void (SocketConnection::*take)());
+  // Sends for conns[begin..] through the ring until kEntries of them are
+  // in one submission; returns where it stopped.
+  size_t SendBatch(const std::vector<std::shared_ptr<SocketConnection>>& conns, size_t begin);
+  // The ring failed: logs it and sends with sendmsg from now on.
+  void DropRing();
 
   ListenerShared& shared_;
   asio::io_context io_;
@@ -112,6 +121,16 @@ class IoLoop {
   const SocketConnection* last_reader_ = nullptr;
   int64_t last_reader_since_ns_ = 0;
   std::unique_ptr<char[]> read_buffer_;
+  // Made on the loop's thread when it starts; null when io_uring is off or
+  // refused. One batch's sends, reused from pass to pass (loop thread).
+  std::unique_ptr<SendRing> ring_;
+  std::vector<iovec> batch_iov_;
+  std::vector<size_t> batch_iov_begin_;
+  std::vector<msghdr> batch_messages_;
+  std::vector<int> batch_fds_;
+  std::vector<int> batch_results_;
+  std::vector<SocketConnection*> batch_conns_;
+  std::vector<SocketConnection*> batch_declined_;
   std::thread thread_;
 };
 

@@ -144,6 +144,8 @@ class AsioListener final : public Listener {
     s.max_buffered_bytes = shared_.options.max_buffered_bytes;
     s.max_connections = shared_.max_connections;
     s.health_checks = get(shared_.health_checks);
+    s.batched_sends = get(shared_.batched_sends);
+    s.batch_system_calls = get(shared_.batch_system_calls);
     return s;
   }
 

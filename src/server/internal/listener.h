@@ -82,6 +82,9 @@ struct ListenerOptions {
   // Serves wss:// (TLS, then the WebSocket upgrade) when set; plain ws://
   // otherwise. Shared with the server, which reloads it on SIGHUP.
   std::shared_ptr<TlsContext> tls;
+  // Sends of one pass to many connections go to the kernel in one
+  // io_uring submission when the kernel allows it; false: sendmsg each.
+  bool io_uring = true;
 };
 
 // What the listener counts; every figure since start unless it says "now".
@@ -102,6 +105,8 @@ struct ListenerStats {
   uint64_t max_buffered_bytes = 0;     // the budget
   uint64_t max_connections = 0;        // the limit in force
   uint64_t health_checks = 0;          // GET /healthz answered
+  uint64_t batched_sends = 0;          // sends made through io_uring, many per system call
+  uint64_t batch_system_calls = 0;     // the system calls those took
 };
 
 class Listener {

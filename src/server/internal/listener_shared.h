@@ -56,6 +56,10 @@ struct ListenerShared {
   std::atomic<uint64_t> send_timeouts{0};
   std::atomic<uint64_t> idle_closes{0};
   std::atomic<uint64_t> health_checks{0};
+  // Sends handed to the kernel together (SendRing), and the system calls
+  // they took.
+  std::atomic<uint64_t> batched_sends{0};
+  std::atomic<uint64_t> batch_system_calls{0};
   std::atomic<int64_t> paused{0};
   std::atomic<int64_t> refusing{0};  // refused connections still being answered
   std::atomic<int64_t> input_bytes{0};

@@ -42,6 +42,10 @@ void Connections(MetricsText& t, const ListenerStats& n, size_t sessions) {
   Gauge(t, "skiff_buffered_limit_bytes", "The budget of all buffered bytes (max_buffered_bytes).",
         n.max_buffered_bytes);
   Counter(t, "skiff_health_checks_total", "GET /healthz answered.", n.health_checks);
+  Counter(t, "skiff_batched_sends_total",
+          "Sends to many connections handed to the kernel together (io_uring).", n.batched_sends);
+  Counter(t, "skiff_batch_system_calls_total", "The system calls the batched sends took.",
+          n.batch_system_calls);
 }
 
 void Requests(MetricsText& t, const RequestMetrics& m) {

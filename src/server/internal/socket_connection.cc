@@ -261,11 +261,6 @@ void SocketConnection::FlushAtEndOfTurn() {
   flush_at_end_of_turn_ = true;  // once the loop holds it
 }
 
-void SocketConnection::FlushQueuedReplies() {
-  flush_at_end_of_turn_ = false;
-  Flush();
-}
-
 void SocketConnection::AfterInput(bool incomplete) {
   if (in_.empty() && in_.capacity() > kKeptInputCapacity) std::string().swap(in_);
   // In the closing phase only a close frame is still read: anything large

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include <asio/ip/tcp.hpp>
+#include <sys/uio.h>
 
 #include "base/mutex.h"
 #include "server/internal/connection.h"
@@ -72,11 +73,22 @@ class SocketConnection final : public Connection,
   void Sweep(int64_t now_ns);
   // Loop thread: ends the connection at once (shutdown, a fatal error).
   void Terminate();
-  // Loop thread: writes the replies of the reads handled this turn
-  // (IoLoop::FlushAtEndOfTurn).
-  void FlushQueuedReplies();
-  // Loop thread: writes what other threads queued (IoLoop::FlushFromAnyThread).
-  void FlushPosted();
+  // Loop thread: the loop is about to write the replies of the reads
+  // handled this turn (IoLoop::FlushAtEndOfTurn), or what other threads
+  // queued (IoLoop::FlushFromAnyThread); a new reply asks again.
+  void TakeEndOfTurnFlush() { flush_at_end_of_turn_ = false; }
+  void TakePostedFlush();
+  // Loop thread: writes as much as the socket takes now.
+  void Flush();
+  // Loop thread, for a pass that sends for many connections in one system
+  // call (IoLoop, SendRing): appends the iovecs of this connection's next
+  // send and returns true, or false when it has no part in the batch
+  // (nothing to send, a TLS connection, or waiting for writability), in
+  // which case Flush() does what is left. A true must be followed by
+  // CompleteBatchedSend with the send's result (bytes or -errno) before
+  // anything else runs on the connection.
+  bool PrepareBatchedSend(std::vector<iovec>* iov, int* fd);
+  void CompleteBatchedSend(int result);
 
   // The loop's registry slot (loop thread only).
   size_t slot = 0;
@@ -121,8 +133,6 @@ class SocketConnection final : public Connection,
   // Makes sure queued frames get written: at the end of the read being
   // handled, else by a posted flush.
   void RequestFlushLocked() SKIFF_REQUIRES(out_mu_);
-  // Writes as much as the socket takes now.
-  void Flush();
   // Has the loop flush at the end of its turn, once per turn.
   void FlushAtEndOfTurn();
   void ArmWrite();
@@ -140,6 +150,12 @@ class SocketConnection final : public Connection,
   // Writes from writing_ at write_index_/write_offset_: the bytes taken,
   // or 0 with *next saying what to do instead.
   size_t WriteSome(Next* next);
+  // Moves the queue into writing_ once all of writing_ is sent; false when
+  // nothing is left to write.
+  bool HasBytesToWrite();
+  // Accounts for one write's outcome; false when the flush stops here
+  // (waiting for the socket, or the connection ended).
+  bool AfterWrite(Next next, size_t sent);
 
   IoLoop& loop_;
   ListenerShared& shared_;
@@ -166,6 +182,7 @@ class SocketConnection final : public Connection,
   bool held_back_ = false;             // in_ starts with whole frames a pause held back
   bool respond_then_close_ = false;    // a plain HTTP answer is on its way
   bool read_alone_ = false;            // the last read was the loop's only one lately
+  bool in_send_batch_ = false;         // a batched send of writing_ is under way
   std::string in_;                     // bytes read but not yet consumed
   size_t in_accounted_ = 0;            // what AccountInput last reported
   size_t in_needed_ = 0;               // bytes the frame at the front of in_ needs

@@ -9,6 +9,7 @@
 // ArmWrite and AfterDrained run on the connection's loop thread only,
 // which alone owns the socket and the chunks being written (writing_):
 // Flush takes the whole queue under out_mu_ and writes it outside the lock.
+#include <cerrno>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,55 +127,93 @@ void SocketConnection::RequestFlushLocked() {
   loop_.FlushFromAnyThread(shared_from_this());
 }
 
-void SocketConnection::FlushPosted() {
-  {
-    MutexLock lock(&out_mu_);
-    flush_posted_ = false;
-  }
-  Flush();
+void SocketConnection::TakePostedFlush() {
+  MutexLock lock(&out_mu_);
+  flush_posted_ = false;
 }
 
 void SocketConnection::Flush() {
-  if (phase_ == Phase::kDone || write_armed_) return;
-  for (;;) {
-    if (write_index_ == writing_.size()) {
-      writing_.clear();
-      write_index_ = 0;
-      write_offset_ = 0;
-      MutexLock lock(&out_mu_);
-      writing_.swap(out_);
-      back_shared_ = false;
-      if (writing_.empty()) break;
-    }
+  if (phase_ == Phase::kDone || write_armed_ || in_send_batch_) return;
+  while (HasBytesToWrite()) {
     Next next = Next::kHandle;
-    size_t sent = WriteSome(&next);
-    if (next == Next::kWaitWrite) return ArmWrite();
-    if (next == Next::kWaitRead) {
-      // TLS: a write that must read first (a key update under way).
-      return WaitFor(tcp::socket::wait_read, &SocketConnection::write_armed_,
-                     &SocketConnection::Flush);
-    }
-    if (next == Next::kEnd) return Terminate();
-    last_progress_ns_ = shared_.NowNs();
-    out_bytes_.fetch_sub(sent, std::memory_order_relaxed);
-    shared_.output_bytes.fetch_sub(static_cast<int64_t>(sent), std::memory_order_relaxed);
-    while (sent > 0) {
-      const size_t left = writing_[write_index_].size() - write_offset_;
-      if (sent < left) {
-        write_offset_ += sent;
-        break;
-      }
-      sent -= left;
-      std::string().swap(writing_[write_index_]);  // free the sent chunk now
-      ++write_index_;
-      write_offset_ = 0;
-    }
-    // The socket took less than offered: it is full. (TLS writes a record
-    // at a time and says when the socket is full.)
-    if (tls_ == nullptr && write_index_ < writing_.size()) return ArmWrite();
+    const size_t sent = WriteSome(&next);
+    if (!AfterWrite(next, sent)) return;
   }
   if (writing_.capacity() > 4) std::vector<std::string>().swap(writing_);
   AfterDrained();
+}
+
+bool SocketConnection::HasBytesToWrite() {
+  if (write_index_ < writing_.size()) return true;
+  writing_.clear();
+  write_index_ = 0;
+  write_offset_ = 0;
+  MutexLock lock(&out_mu_);
+  writing_.swap(out_);
+  back_shared_ = false;
+  return !writing_.empty();
+}
+
+bool SocketConnection::AfterWrite(Next next, size_t sent) {
+  switch (next) {
+    case Next::kHandle:
+      break;
+    case Next::kWaitWrite:
+      ArmWrite();
+      return false;
+    case Next::kWaitRead:
+      // TLS: a write that must read first (a key update under way).
+      WaitFor(tcp::socket::wait_read, &SocketConnection::write_armed_, &SocketConnection::Flush);
+      return false;
+    case Next::kEnd:
+      Terminate();
+      return false;
+  }
+  last_progress_ns_ = shared_.NowNs();
+  out_bytes_.fetch_sub(sent, std::memory_order_relaxed);
+  shared_.output_bytes.fetch_sub(static_cast<int64_t>(sent), std::memory_order_relaxed);
+  while (sent > 0) {
+    const size_t left = writing_[write_index_].size() - write_offset_;
+    if (sent < left) {
+      write_offset_ += sent;
+      break;
+    }
+    sent -= left;
+    std::string().swap(writing_[write_index_]);  // free the sent chunk now
+    ++write_index_;
+    write_offset_ = 0;
+  }
+  // The socket took less than offered: it is full. (TLS writes a record
+  // at a time and says when the socket is full.)
+  if (tls_ == nullptr && write_index_ < writing_.size()) {
+    ArmWrite();
+    return false;
+  }
+  return true;
+}
+
+bool SocketConnection::PrepareBatchedSend(std::vector<iovec>* iov, int* fd) {
+  if (phase_ == Phase::kDone || write_armed_ || in_send_batch_ || tls_ != nullptr) return false;
+  if (!HasBytesToWrite()) return false;
+  for (size_t i = write_index_; i < writing_.size() && i - write_index_ < kMaxWriteBuffers; ++i) {
+    const size_t skip = i == write_index_ ? write_offset_ : 0;
+    iov->push_back({writing_[i].data() + skip, writing_[i].size() - skip});
+  }
+  *fd = socket_.native_handle();
+  in_send_batch_ = true;
+  return true;
+}
+
+void SocketConnection::CompleteBatchedSend(int result) {
+  in_send_batch_ = false;
+  Next next = Next::kHandle;
+  if (result == -EAGAIN || result == -EWOULDBLOCK || result == -EINTR) {
+    next = Next::kWaitWrite;
+  } else if (result < 0) {
+    next = Next::kEnd;
+  }
+  if (!AfterWrite(next, next == Next::kHandle ? static_cast<size_t>(result) : 0)) return;
+  Flush();  // what was queued meanwhile, or the drained connection's next step
 }
 
 size_t SocketConnection::WriteSome(Next* next) {

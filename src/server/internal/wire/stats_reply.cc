@@ -39,6 +39,8 @@ std::string EncodeStatsReply(uint64_t id, const StatsFigures& f) {
         {"idle_closes", network.idle_closes},
         {"paused", network.paused},
         {"health_checks", network.health_checks},
+        {"batched_sends", network.batched_sends},
+        {"batch_system_calls", network.batch_system_calls},
         {"buffered_input_bytes", network.buffered_input_bytes},
         {"buffered_output_bytes", network.buffered_output_bytes},
         {"max_buffered_bytes", network.max_buffered_bytes}}},
