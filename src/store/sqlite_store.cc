@@ -145,11 +145,6 @@ class SqliteStore final : public Store {
     SKIFF_RETURN_IF_ERROR(store->EnableWal());
     SKIFF_RETURN_IF_ERROR(store->ExecScript(std::string("PRAGMA synchronous=") +
                                             (options.synchronous_full ? "FULL;" : "NORMAL;")));
-    // 64 MiB of page cache instead of SQLite's 2 MiB: a bootstrap walks
-    // every synced row, and with the default cache each of its pages was
-    // read again from the file (a pread system call per page, a fifth of
-    // the server's time for a page of 1,000 rows).
-    SKIFF_RETURN_IF_ERROR(store->ExecScript("PRAGMA cache_size=-65536;"));
     SKIFF_RETURN_IF_ERROR(store->ExecScript(kSchema));
     SKIFF_RETURN_IF_ERROR(store->Prepare());
     uint64_t sent = 0;
