@@ -11,18 +11,29 @@ namespace {
 // How soon a connection whose socket was full is offered its queue again.
 constexpr std::chrono::milliseconds kRetryAfter{10};
 
-}  // namespace
-
-bool WatchFilter::Matches(std::string_view key) const {
+bool KeyMatches(WatchFilter::Kind kind, std::string_view text, std::string_view key) {
   switch (kind) {
-    case Kind::kKey:
+    case WatchFilter::Kind::kKey:
       return key == text;
-    case Kind::kPrefix:
+    case WatchFilter::Kind::kPrefix:
       return key.starts_with(text);
-    case Kind::kTable:
+    case WatchFilter::Kind::kTable:
       return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool WatchFilter::Matches(std::string_view key) const { return KeyMatches(kind, text, key); }
+
+bool WatchHub::Watch::Matches(std::string_view key) const { return KeyMatches(kind, text, key); }
+
+WatchHub::Watch* WatchHub::Sub::Find(uint64_t id) const {
+  for (const std::unique_ptr<Watch>& w : watches) {
+    if (w->id == id) return w.get();
+  }
+  return nullptr;
 }
 
 bool WatchHub::Records(std::string_view table) const {
@@ -69,7 +80,7 @@ void WatchHub::Publish(std::string_view table, std::string_view key,
   // A copy: QueueChange may end a watch, which edits the list.
   const std::vector<Watch*> watches = it->second;
   for (Watch* w : watches) {
-    if (w->filter.Matches(key)) QueueChange(*w, body, key);
+    if (w->Matches(key)) QueueChange(*w, body, key);
   }
 }
 
@@ -78,36 +89,37 @@ void WatchHub::QueueChange(Watch& w, const std::shared_ptr<const std::string>& b
   // A coalesced change leaves its old place and joins the end, so a
   // connection still gets versions in increasing order.
   bool coalesced = false;
-  if (w.holding) {
+  if (w.held) {
     // Waiting for the initial values: one change per key is enough, since
     // the client reads the latest value of each anyway.
-    for (auto it = w.held.begin(); it != w.held.end(); ++it) {
+    Held& held = *w.held;
+    for (auto it = held.items.begin(); it != held.items.end(); ++it) {
       if (it->key != key) continue;
-      w.held_bytes -= it->bytes();
-      w.held.erase(it);
+      held.bytes -= it->bytes();
+      held.items.erase(it);
       coalesced = true;
       ++counts_.coalesced;
       break;
     }
     Item item{w.id, EncodeChangeHead(w.id, coalesced), body, std::string(key)};
-    w.held_bytes += item.bytes();
-    w.held.push_back(std::move(item));
-    if (w.held_bytes > options_.max_queue_bytes) {
+    held.bytes += item.bytes();
+    held.items.push_back(std::move(item));
+    if (held.bytes > options_.max_queue_bytes) {
       ++counts_.overflows;
       End(w, "overflow", "more changes waited than the connection's queue holds; read again");
     }
     return;
   }
   Sub& sub = *w.sub;
-  std::string slot = ChangeSlot(w.id, key);
   if (sub.queue_bytes > options_.coalesce_bytes) {
-    auto last = sub.last_change.find(slot);
-    if (last != sub.last_change.end()) {
+    if (!sub.last_change) IndexChanges(sub);
+    auto last = sub.last_change->find(ChangeSlot(w.id, key));
+    if (last != sub.last_change->end()) {
       Item& old = sub.queue[last->second - sub.popped];
       sub.queue_bytes -= old.bytes();
       old = Item{};  // a hole, skipped when delivered
       ++sub.holes;
-      sub.last_change.erase(last);
+      sub.last_change->erase(last);
       coalesced = true;
       ++counts_.coalesced;
     }
@@ -119,7 +131,7 @@ void WatchHub::QueueChange(Watch& w, const std::shared_ptr<const std::string>& b
     End(w, "overflow", "the client reads changes slower than they come; read again");
     return;
   }
-  sub.last_change[std::move(slot)] = sub.popped + sub.queue.size();
+  if (sub.last_change) (*sub.last_change)[ChangeSlot(w.id, key)] = sub.popped + sub.queue.size();
   sub.queue.push_back(std::move(item));
   sub.queue_bytes += bytes;
   if (sub.holes > 64 && sub.holes > sub.queue.size() / 2) Compact(sub, 0);
@@ -138,10 +150,17 @@ void WatchHub::Compact(Sub& sub, uint64_t drop_watch) {
   }
   sub.queue.swap(kept);
   sub.holes = 0;
-  sub.last_change.clear();
+  if (sub.last_change) IndexChanges(sub);
+}
+
+void WatchHub::IndexChanges(Sub& sub) {
+  if (!sub.last_change)
+    sub.last_change = std::make_unique<std::unordered_map<std::string, uint64_t>>();
+  sub.last_change->clear();
+  // Later items overwrite earlier ones: each slot points at its newest.
   for (size_t i = 0; i < sub.queue.size(); ++i) {
     if (sub.queue[i].body) {
-      sub.last_change[ChangeSlot(sub.queue[i].watch, sub.queue[i].key)] = sub.popped + i;
+      (*sub.last_change)[ChangeSlot(sub.queue[i].watch, sub.queue[i].key)] = sub.popped + i;
     }
   }
 }
@@ -162,17 +181,18 @@ void WatchHub::End(Watch& w, std::string_view reason, std::string_view message) 
   Sub& sub = *w.sub;
   const uint64_t id = w.id;
   Compact(sub, id);  // its queued frames go
-  auto& list = by_table_[w.filter.table];
-  list.erase(std::remove(list.begin(), list.end(), &w), list.end());
-  if (list.empty()) by_table_.erase(w.filter.table);
+  if (auto list = by_table_.find(*w.table); list != by_table_.end()) {
+    std::erase(list->second, &w);
+    if (list->second.empty()) by_table_.erase(list);
+  }
   --open_;
   if (!reason.empty()) QueueFrame(sub, id, EncodeEndedEvent(id, reason, message));
-  sub.watches.erase(id);  // destroys w
+  std::erase_if(sub.watches, [id](const std::unique_ptr<Watch>& x) { return x->id == id; });
 }
 
 WatchHub::Sub* WatchHub::SubOf(const Connection& conn) {
   auto it = subs_.find(&conn);
-  return it == subs_.end() ? nullptr : it->second.get();
+  return it == subs_.end() ? nullptr : &it->second;
 }
 
 Result<WatchHub::Opened> WatchHub::Open(const std::shared_ptr<Connection>& conn,
@@ -191,19 +211,22 @@ Result<WatchHub::Opened> WatchHub::Open(const std::shared_ptr<Connection>& conn,
     return Unavailable("the server holds its most watches (" + std::to_string(options_.max_total) +
                        "); try again later");
   }
+  auto recorded = recorded_.find(filter.table);
+  if (recorded == recorded_.end()) return Internal("a watch on a table not recorded");
   if (sub == nullptr) {
-    auto owned = std::make_unique<Sub>();
-    owned->conn = conn;
-    sub = owned.get();
-    subs_.emplace(conn.get(), std::move(owned));
+    sub = &subs_.try_emplace(conn.get()).first->second;
+    sub->conn = conn;
   }
-  auto w = std::make_shared<Watch>();
+  auto owned = std::make_unique<Watch>();
+  Watch* w = owned.get();
   w->id = ++next_watch_;
-  w->filter = std::move(filter);
+  w->table = &recorded->first;
+  w->text = std::move(filter.text);
+  w->kind = filter.kind;
   w->sub = sub;
-  w->holding = hold;
-  sub->watches.emplace(w->id, w);
-  by_table_[w->filter.table].push_back(w.get());
+  if (hold) w->held = std::make_unique<Held>();
+  sub->watches.push_back(std::move(owned));
+  by_table_[*w->table].push_back(w);
   ++open_;
   ++counts_.opened;
   const Opened opened{w->id, version_};
@@ -212,15 +235,15 @@ Result<WatchHub::Opened> WatchHub::Open(const std::shared_ptr<Connection>& conn,
   if (since != 0) {
     // Held only if nothing after `since` was let go, or happened before the
     // table was recorded, or in another run of the server.
-    const uint64_t from = recorded_.at(w->filter.table);
+    const uint64_t from = recorded->second;
     if (since > version_ || since < from || since < dropped_through_) {
       ++counts_.resyncs;
       QueueFrame(*sub, w->id, EncodeResyncEvent(w->id, version_));
     } else {
       auto first = std::upper_bound(history_.begin(), history_.end(), since,
                                     [](uint64_t v, const Change& c) { return v < c.version; });
-      for (auto c = first; c != history_.end() && sub->watches.count(opened.watch) > 0; ++c) {
-        if (c->table == w->filter.table && w->filter.Matches(c->key)) {
+      for (auto c = first; c != history_.end() && sub->Find(opened.watch) != nullptr; ++c) {
+        if (c->table == *w->table && w->Matches(c->key)) {
           QueueChange(*w, c->body, c->key);
         }
       }
@@ -234,19 +257,16 @@ void WatchHub::Ready(const Connection& conn, uint64_t watch,
   MutexLock lock(&mu_);
   Sub* sub = SubOf(conn);
   if (sub == nullptr) return;
-  auto it = sub->watches.find(watch);
-  if (it == sub->watches.end()) return;
-  std::shared_ptr<Watch> w = it->second;
+  Watch* w = sub->Find(watch);
+  if (w == nullptr) return;
   for (const auto& [key, value] : values) {
     QueueFrame(*sub, watch, EncodeInitialEvent(watch, key, value));
   }
   QueueFrame(*sub, watch, EncodeReadyEvent(watch, version_));
-  w->holding = false;
-  std::vector<Item> held;
-  held.swap(w->held);
-  w->held_bytes = 0;
-  for (Item& item : held) {
-    if (sub->watches.count(watch) == 0) break;  // ended by its bound
+  std::unique_ptr<Held> held = std::move(w->held);
+  if (!held) return;
+  for (Item& item : held->items) {
+    if (sub->Find(watch) == nullptr) break;  // ended by its bound (w is gone)
     QueueChange(*w, item.body, item.key);
   }
 }
@@ -254,11 +274,9 @@ void WatchHub::Ready(const Connection& conn, uint64_t watch,
 Status WatchHub::Unwatch(const Connection& conn, uint64_t watch, std::string reply) {
   MutexLock lock(&mu_);
   Sub* sub = SubOf(conn);
-  auto it = sub != nullptr ? sub->watches.find(watch) : decltype(sub->watches)::iterator();
-  if (sub == nullptr || it == sub->watches.end()) {
-    return BadRequest("this connection has no watch " + std::to_string(watch));
-  }
-  End(*it->second, "", "");
+  Watch* w = sub != nullptr ? sub->Find(watch) : nullptr;
+  if (w == nullptr) return BadRequest("this connection has no watch " + std::to_string(watch));
+  End(*w, "", "");
   QueueFrame(*sub, 0, std::move(reply));
   return Status::Ok();
 }
@@ -267,15 +285,14 @@ void WatchHub::Fail(const Connection& conn, uint64_t watch, std::string_view mes
   MutexLock lock(&mu_);
   Sub* sub = SubOf(conn);
   if (sub == nullptr) return;
-  auto it = sub->watches.find(watch);
-  if (it != sub->watches.end()) End(*it->second, "error", message);
+  if (Watch* w = sub->Find(watch); w != nullptr) End(*w, "error", message);
 }
 
 void WatchHub::EndAll(const Connection& conn, std::string_view reason, std::string_view message) {
   MutexLock lock(&mu_);
   Sub* sub = SubOf(conn);
   if (sub == nullptr) return;
-  while (!sub->watches.empty()) End(*sub->watches.begin()->second, reason, message);
+  while (!sub->watches.empty()) End(*sub->watches.front(), reason, message);
 }
 
 void WatchHub::Drop(Connection& conn) {
@@ -283,7 +300,7 @@ void WatchHub::Drop(Connection& conn) {
   conn.watches_closed = true;
   Sub* sub = SubOf(conn);
   if (sub == nullptr) return;
-  while (!sub->watches.empty()) End(*sub->watches.begin()->second, "", "");
+  while (!sub->watches.empty()) End(*sub->watches.front(), "", "");
   dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), sub), dirty_.end());
   subs_.erase(&conn);
 }
@@ -362,9 +379,11 @@ void WatchHub::TakeFrom(Sub& sub, std::vector<Out>* out) {
       --sub.holes;
     } else {
       if (item.body) {
-        auto last = sub.last_change.find(ChangeSlot(item.watch, item.key));
-        if (last != sub.last_change.end() && last->second == sub.popped) {
-          sub.last_change.erase(last);
+        if (sub.last_change) {
+          auto last = sub.last_change->find(ChangeSlot(item.watch, item.key));
+          if (last != sub.last_change->end() && last->second == sub.popped) {
+            sub.last_change->erase(last);
+          }
         }
         ++counts_.events;
       }
@@ -375,7 +394,11 @@ void WatchHub::TakeFrom(Sub& sub, std::vector<Out>* out) {
     sub.queue.pop_front();
     ++sub.popped;
   }
-  if (!sub.queue.empty()) RetryLater(conn);
+  if (sub.queue.empty()) {
+    sub.last_change.reset();  // caught up: no coalescing until the queue grows again
+  } else {
+    RetryLater(conn);
+  }
 }
 
 void WatchHub::Send(std::vector<Out>& out) {
@@ -419,7 +442,7 @@ WatchStats WatchHub::stats() const {
   s.version = version_;
   s.history_changes = history_.size();
   s.history_bytes = history_bytes_;
-  for (const auto& [conn, sub] : subs_) s.queued_bytes += sub->queue_bytes;
+  for (const auto& [conn, sub] : subs_) s.queued_bytes += sub.queue_bytes;
   return s;
 }
 

@@ -154,6 +154,8 @@ class WatchHub {
   // A connection's queue: a vector read from `head_`. (A std::deque
   // allocates about 600 bytes as it is made, which every watching
   // connection would pay while its queue is empty, as it nearly always is.)
+  // Emptied, it gives its storage back: a watcher that keeps up holds no
+  // queue between deliveries.
   class ItemQueue {
    public:
     bool empty() const { return head_ == items_.size(); }
@@ -166,14 +168,9 @@ class WatchHub {
     void pop_front() {
       items_[head_++] = Item{};
       if (head_ == items_.size()) {
-        // Emptied: a queue that grew (a slow reader) gives its room back.
-        if (items_.capacity() > kKeptItems) {
-          std::vector<Item>().swap(items_);
-        } else {
-          items_.clear();
-        }
+        std::vector<Item>().swap(items_);
         head_ = 0;
-      } else if (head_ >= kKeptItems && head_ * 2 >= items_.size()) {
+      } else if (head_ >= kCompactAfter && head_ * 2 >= items_.size()) {
         items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
         head_ = 0;
       }
@@ -184,34 +181,49 @@ class WatchHub {
     }
 
    private:
-    static constexpr size_t kKeptItems = 64;
+    // Taken items at the front are dropped once there are this many and
+    // they are half the vector.
+    static constexpr size_t kCompactAfter = 64;
     std::vector<Item> items_;
     size_t head_ = 0;
   };
   struct Sub;
+  // Changes that wait for a watch's initial values (Ready), one per key.
+  struct Held {
+    std::vector<Item> items;
+    size_t bytes = 0;
+  };
+  // Kept small (about 80 bytes): a server may hold one per connection for
+  // thousands of connections.
   struct Watch {
     uint64_t id = 0;
-    WatchFilter filter;
+    const std::string* table = nullptr;  // the key of recorded_: one copy per table
+    std::string text;                    // the key or the prefix
     Sub* sub = nullptr;
-    bool holding = false;
-    std::vector<Item> held;  // changes waiting for Ready, one per key
-    size_t held_bytes = 0;
+    std::unique_ptr<Held> held;  // only while it waits for Ready
+    WatchFilter::Kind kind = WatchFilter::Kind::kTable;
+
+    bool Matches(std::string_view key) const;
   };
   // One connection's watches and queue.
   struct Sub {
     std::weak_ptr<Connection> conn;
-    std::map<uint64_t, std::shared_ptr<Watch>> watches;
+    std::vector<std::unique_ptr<Watch>> watches;  // in the order they were opened
     ItemQueue queue;
     size_t queue_bytes = 0;
     uint64_t popped = 0;  // items ever taken off the front of queue
     size_t holes = 0;     // items of queue emptied by a coalesced change
-    // The queued change of each (watch, key), by its position counted
-    // from the first item ever queued: where a newer change coalesces.
-    std::unordered_map<std::string, uint64_t> last_change;
+    // The queued change of each (watch, key), by its position counted from
+    // the first item ever queued: where a newer change coalesces. Built
+    // only once the queue is past coalesce_bytes (a slow reader), let go
+    // when it empties: a reader that keeps up pays nothing for it.
+    std::unique_ptr<std::unordered_map<std::string, uint64_t>> last_change;
     bool retry_posted = false;
     // Queued to since it was last delivered: on dirty_, or in a loop's
     // task not run yet.
     bool dirty = false;
+
+    Watch* Find(uint64_t id) const;
   };
   // A frame taken out of a queue, handed to its connection outside mu_.
   struct Out {
@@ -233,6 +245,8 @@ class WatchHub {
   void QueueFrame(Sub& sub, uint64_t watch, std::string frame) SKIFF_REQUIRES(mu_);
   // Drops the holes of the queue and, unless 0, the frames of `drop_watch`.
   void Compact(Sub& sub, uint64_t drop_watch) SKIFF_REQUIRES(mu_);
+  // (Re)builds sub.last_change from the queue.
+  static void IndexChanges(Sub& sub);
   // Removes the watch and its queued frames; with a reason, queues an
   // `ended` event in their place.
   void End(Watch& w, std::string_view reason, std::string_view message) SKIFF_REQUIRES(mu_);
@@ -250,6 +264,7 @@ class WatchHub {
   std::atomic<bool> any_recorded_{false};
   mutable Mutex mu_;
   // Each recorded table, with the version at which its recording began.
+  // Never erased: watches point at its keys.
   std::unordered_map<std::string, uint64_t> recorded_ SKIFF_GUARDED_BY(mu_);
   uint64_t version_ SKIFF_GUARDED_BY(mu_) = 0;
   std::deque<Change> history_ SKIFF_GUARDED_BY(mu_);
@@ -257,7 +272,8 @@ class WatchHub {
   uint64_t dropped_through_ SKIFF_GUARDED_BY(mu_) = 0;  // last version let go of
   uint64_t next_watch_ SKIFF_GUARDED_BY(mu_) = 0;
   size_t open_ SKIFF_GUARDED_BY(mu_) = 0;
-  std::unordered_map<const Connection*, std::unique_ptr<Sub>> subs_ SKIFF_GUARDED_BY(mu_);
+  // In place: a Sub's address is kept by its watches and dirty_.
+  std::unordered_map<const Connection*, Sub> subs_ SKIFF_GUARDED_BY(mu_);
   std::unordered_map<std::string, std::vector<Watch*>> by_table_ SKIFF_GUARDED_BY(mu_);
   std::vector<Sub*> dirty_ SKIFF_GUARDED_BY(mu_);
   WatchStats counts_ SKIFF_GUARDED_BY(mu_);
