@@ -96,6 +96,9 @@ struct RunLimits {
   // the latency of every request it delayed instead of being hidden by a
   // client that waited (coordinated omission).
   double rate = 0;
+  // Whether to read this thread's CPU time at the start and end (two
+  // system calls): a one-request call (LoadDriver::Call) skips them.
+  bool client_cpu = true;
 };
 
 struct RunResult {
