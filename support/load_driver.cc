@@ -233,6 +233,14 @@ class LoadDriver::Impl {
     starved_since_ns_ = kNotStarved;
     timer_due_ns_ = kNotArmed;
     free_slots_.clear();
+    const bool sequential_run = sequential_ && limits.rate <= 0;
+    if (!sequential_run) {
+      // Asio writes and reads below: a socket RunSequential made blocking
+      // goes back first (a lost one has its slots marked done next).
+      for (auto& conn : conns_) {
+        if (conn->open && conn->blocking) SetBlocking(*conn, false);
+      }
+    }
     for (size_t c = 0; c < conns_.size(); ++c) {
       for (auto& slot : conns_[c]->slots) slot.done = !conns_[c]->open;
       if (conns_[c]->open) result_.slots += conns_[c]->slots.size();
@@ -252,13 +260,10 @@ class LoadDriver::Impl {
                        [](const auto& a, const auto& b) { return a.second > b.second; });
       Pace();
     }
-    if (in_flight_ > 0 && sequential_ && limits.rate <= 0) {
+    if (in_flight_ > 0 && sequential_run) {
       RunSequential(*conns_[0]);
     } else if (in_flight_ > 0 || pacing_) {
-      for (auto& conn : conns_) {
-        if (conn->blocking && !SetBlocking(*conn, false)) continue;
-        StartRead(*conn);
-      }
+      for (auto& conn : conns_) StartRead(*conn);
       ScheduleSweep();
       io_.restart();
       io_.run();
@@ -462,17 +467,18 @@ class LoadDriver::Impl {
   // (RunSequential), or non-blocking again (the event loop). False, and the
   // connection lost, when the kernel refuses.
   bool SetBlocking(DriverConnection& conn, bool blocking) {
-    const int fd = conn.socket.native_handle();
-    const int flags = fcntl(fd, F_GETFL);
-    const int wanted = blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK;
-    if (flags < 0 || fcntl(fd, F_SETFL, wanted) != 0) {
+    // Through Asio, which remembers whether it made the socket
+    // non-blocking and does not look again before its own operations.
+    asio::error_code ec;
+    conn.socket.native_non_blocking(!blocking, ec);
+    if (ec) {
       Lost(conn, std::string("cannot make the socket ") + (blocking ? "" : "non-") +
-                     "blocking: " + std::strerror(errno));
+                     "blocking: " + ec.message());
       return false;
     }
     timeval period{};
     if (blocking) period.tv_usec = std::chrono::microseconds(kSweepPeriod).count();
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &period, sizeof period);
+    setsockopt(conn.socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &period, sizeof period);
     conn.blocking = blocking;
     return true;
   }

@@ -91,6 +91,30 @@ TEST(OpenLoopTest, LatencyCountsTheWaitForAFreeSlot) {
   EXPECT_EQ(c.sent_late, 0u);
 }
 
+// One slot alternates between the closed loop (plain blocking calls on the
+// socket) and the open loop (Asio's event loop), as a sequential scenario's
+// set-up and its rate search do: each run gets every reply, none is lost.
+TEST(OpenLoopTest, OneSlotSwitchesBetweenClosedAndOpenLoops) {
+  auto stack = StartStack();
+  ASSERT_NE(stack, nullptr);
+  auto driver = stack->Connect(1, 1, milliseconds(10000));
+  ASSERT_OK(driver);
+  SameRequest ping(R"("op":"ping")");
+  RunLimits closed;
+  closed.max_ops = 50;
+  for (int round = 0; round < 3; ++round) {
+    const RunResult c = (*driver)->Run(ping, closed);
+    EXPECT_EQ(c.ops, 50u) << "round " << round;
+    EXPECT_EQ(c.error_count(), 0u) << c.first_error;
+    const RunResult o = OpenLoop(**driver, ping, 2000, 50);
+    EXPECT_EQ(o.ops, 50u) << "round " << round;
+    EXPECT_EQ(o.error_count(), 0u) << o.first_error;
+    Result<std::string> one = (*driver)->Call(R"("op":"ping")");
+    ASSERT_OK(one);
+    EXPECT_NE(one->find("\"ok\":true"), std::string::npos) << *one;
+  }
+}
+
 TEST(OpenLoopTest, RequestsStillDueAtTheCapAreLate) {
   auto stack = StartStack();
   ASSERT_NE(stack, nullptr);
