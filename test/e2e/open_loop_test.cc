@@ -5,6 +5,7 @@
 // from when a free slot let it out). The assertions are lower bounds that
 // a slow machine can only make larger.
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -41,21 +42,36 @@ RunResult OpenLoop(LoadDriver& driver, Workload& work, double rate, uint64_t ops
   return driver.Run(work, limits);
 }
 
-std::unique_ptr<Stack> StartStack() {
-  StackOptions options;
-  options.store = "sqlite";
-  Result<std::unique_ptr<Stack>> stack = Stack::Start(options);
-  EXPECT_OK(stack);
-  return stack.ok() ? std::move(*stack) : nullptr;
-}
+// Every case runs on its own server: a case that holds requests must not
+// delay the next case's.
+class OpenLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StackOptions options;
+    options.store = "sqlite";
+    Result<std::unique_ptr<Stack>> stack = Stack::Start(options);
+    ASSERT_OK(stack);
+    stack_ = std::move(*stack);
+  }
 
-TEST(OpenLoopTest, SendsOnScheduleAndNeverEarly) {
-  auto stack = StartStack();
-  ASSERT_NE(stack, nullptr);
-  auto driver = stack->Connect(4, 8, milliseconds(10000));
-  ASSERT_OK(driver);
+  // `connections` connections of `pipeline` slots each; null (and the case
+  // failed) when they cannot connect.
+  std::unique_ptr<LoadDriver> Connect(size_t connections, size_t pipeline) {
+    Result<std::unique_ptr<LoadDriver>> driver =
+        stack_->Connect(connections, pipeline, milliseconds(10000));
+    EXPECT_OK(driver);
+    return driver.ok() ? std::move(*driver) : nullptr;
+  }
+
+ private:
+  std::unique_ptr<Stack> stack_;
+};
+
+TEST_F(OpenLoopTest, SendsOnScheduleAndNeverEarly) {
+  auto driver = Connect(4, 8);
+  ASSERT_NE(driver, nullptr);
   SameRequest ping(R"("op":"ping")");
-  const RunResult run = OpenLoop(**driver, ping, 2000, 300);
+  const RunResult run = OpenLoop(*driver, ping, 2000, 300);
   EXPECT_EQ(run.ops, 300u);
   EXPECT_EQ(run.error_count(), 0u) << run.first_error;
   EXPECT_FALSE(run.capped);
@@ -64,15 +80,13 @@ TEST(OpenLoopTest, SendsOnScheduleAndNeverEarly) {
   EXPECT_GE(run.wall_seconds, 299.0 / 2000.0);
 }
 
-TEST(OpenLoopTest, LatencyCountsTheWaitForAFreeSlot) {
-  auto stack = StartStack();
-  ASSERT_NE(stack, nullptr);
+TEST_F(OpenLoopTest, LatencyCountsTheWaitForAFreeSlot) {
   // One slot, and a request the server holds for 30 ms (a sync wait that
   // nothing wakes), due every 5 ms: request k waits for the k before it.
-  auto driver = stack->Connect(1, 1, milliseconds(10000));
-  ASSERT_OK(driver);
+  auto driver = Connect(1, 1);
+  ASSERT_NE(driver, nullptr);
   SameRequest wait(R"("op":"wait","since":0,"timeout_ms":30)");
-  const RunResult run = OpenLoop(**driver, wait, 200, 10);
+  const RunResult run = OpenLoop(*driver, wait, 200, 10);
   ASSERT_EQ(run.ops, 10u);
   EXPECT_EQ(run.error_count(), 0u) << run.first_error;
   // The last request was due at 45 ms and answered no sooner than 300 ms
@@ -85,7 +99,7 @@ TEST(OpenLoopTest, LatencyCountsTheWaitForAFreeSlot) {
   // A closed loop on the same slot sees only the holds themselves.
   RunLimits closed;
   closed.max_ops = 10;
-  const RunResult c = (*driver)->Run(wait, closed);
+  const RunResult c = driver->Run(wait, closed);
   EXPECT_EQ(c.error_count(), 0u) << c.first_error;
   EXPECT_GE(c.latency.Summarize().max_us, 30'000.0);
   EXPECT_EQ(c.sent_late, 0u);
@@ -94,41 +108,37 @@ TEST(OpenLoopTest, LatencyCountsTheWaitForAFreeSlot) {
 // One slot alternates between the closed loop (plain blocking calls on the
 // socket) and the open loop (Asio's event loop), as a sequential scenario's
 // set-up and its rate search do: each run gets every reply, none is lost.
-TEST(OpenLoopTest, OneSlotSwitchesBetweenClosedAndOpenLoops) {
-  auto stack = StartStack();
-  ASSERT_NE(stack, nullptr);
-  auto driver = stack->Connect(1, 1, milliseconds(10000));
-  ASSERT_OK(driver);
+TEST_F(OpenLoopTest, OneSlotSwitchesBetweenClosedAndOpenLoops) {
+  auto driver = Connect(1, 1);
+  ASSERT_NE(driver, nullptr);
   SameRequest ping(R"("op":"ping")");
   RunLimits closed;
   closed.max_ops = 50;
   for (int round = 0; round < 3; ++round) {
-    const RunResult c = (*driver)->Run(ping, closed);
+    const RunResult c = driver->Run(ping, closed);
     EXPECT_EQ(c.ops, 50u) << "round " << round;
     EXPECT_EQ(c.error_count(), 0u) << c.first_error;
-    const RunResult o = OpenLoop(**driver, ping, 2000, 50);
+    const RunResult o = OpenLoop(*driver, ping, 2000, 50);
     EXPECT_EQ(o.ops, 50u) << "round " << round;
     EXPECT_EQ(o.error_count(), 0u) << o.first_error;
-    Result<std::string> one = (*driver)->Call(R"("op":"ping")");
+    Result<std::string> one = driver->Call(R"("op":"ping")");
     ASSERT_OK(one);
     EXPECT_NE(one->find("\"ok\":true"), std::string::npos) << *one;
   }
 }
 
-TEST(OpenLoopTest, RequestsStillDueAtTheCapAreLate) {
-  auto stack = StartStack();
-  ASSERT_NE(stack, nullptr);
+TEST_F(OpenLoopTest, RequestsStillDueAtTheCapAreLate) {
   // One slot held 200 ms by the first request; one request due every 10 ms
   // and a cap of 100 ms: the ten due before the cap never all go out, and
   // those that did not are late, not missing.
-  auto driver = stack->Connect(1, 1, milliseconds(10000));
-  ASSERT_OK(driver);
+  auto driver = Connect(1, 1);
+  ASSERT_NE(driver, nullptr);
   SameRequest wait(R"("op":"wait","since":0,"timeout_ms":200)");
   RunLimits limits;
   limits.rate = 100;
   limits.max_ops = 50;
   limits.cap = milliseconds(100);
-  const RunResult run = (*driver)->Run(wait, limits);
+  const RunResult run = driver->Run(wait, limits);
   EXPECT_EQ(run.error_count(), 0u) << run.first_error;
   EXPECT_LE(run.ops, 1u);
   EXPECT_TRUE(run.capped);

@@ -244,8 +244,9 @@ class WatchHub {
   void QueueFrame(Sub& sub, uint64_t watch, std::string frame) SKIFF_REQUIRES(mu_);
   // Drops the holes of the queue and, unless 0, the frames of `drop_watch`.
   void Compact(Sub& sub, uint64_t drop_watch) SKIFF_REQUIRES(mu_);
-  // (Re)builds sub.last_change from the queue.
-  static void IndexChanges(Sub& sub);
+  // (Re)builds sub.last_change from the queue. Touches only `sub`, but a
+  // Sub is the hub's, read and written under mu_ like the rest.
+  void IndexChanges(Sub& sub) SKIFF_REQUIRES(mu_);
   // Removes the watch and its queued frames; with a reason, queues an
   // `ended` event in their place.
   void End(Watch& w, std::string_view reason, std::string_view message) SKIFF_REQUIRES(mu_);
