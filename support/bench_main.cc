@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "support/bench_family.h"
 #include "support/bench_registry.h"
 #include "support/counters.h"
 #include "support/run_facts.h"
@@ -125,7 +126,7 @@ std::map<std::string, std::string> ContextOf(const std::string& family) {
 }
 
 int Main(int argc, char** argv) {
-  const std::string family = SKIFF_BENCH_FAMILY;
+  const std::string family = kBenchFamily;
   Result<ParsedCommandLine> parsed = ParseSuiteCommandLine(argc, argv, family);
   if (!parsed.ok()) {
     std::cerr << family << ": " << parsed.status().message() << "\nRun with --help for more.\n";
