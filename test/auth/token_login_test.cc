@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "client/client.h"
 #include "support/skiffd_process.h"
@@ -160,10 +161,14 @@ TEST_F(TokenLoginTest, TheSessionEndsWhenTheTokenExpires) {
   // Its exp is 8 s after the tokens were made; the server has no leeway.
   const int64_t exp = files_->now() + 8;
   ASSERT_OK(Login(*c, "short_lived"));
+  // The server's clock: it reads expiry on CLOCK_REALTIME_COARSE, which lags
+  // the precise clock by up to a tick. Once this reads exp, so does every
+  // later read in the server; a precise clock could pass exp a few
+  // milliseconds before the server's did, and the next request still pass.
   const auto unix_now = [] {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return static_cast<int64_t>(ts.tv_sec);
   };
   client::Reply before = Get(*c, "t1");
   ASSERT_LT(unix_now(), exp) << "the machine took longer than the token's life to get here";
