@@ -92,6 +92,9 @@ class Connection {
   // Set once the connection closed, under the watch hub's lock: a watch
   // opened by a request still running on a store worker is then refused.
   bool watches_closed = false;
+  // The watch hub's record of this connection: its slot + 1, 0 for none.
+  // Under the hub's lock. (In the padding after watches_closed.)
+  uint32_t watch_sub = 0;
   // Requests waiting for a commit whose reply has not been sent yet; at the
   // listener's limit the connection is not read.
   std::atomic<size_t> in_flight{0};

@@ -29,11 +29,40 @@ bool WatchFilter::Matches(std::string_view key) const { return KeyMatches(kind, 
 
 bool WatchHub::Watch::Matches(std::string_view key) const { return KeyMatches(kind, text, key); }
 
-WatchHub::Watch* WatchHub::Sub::Find(uint64_t id) const {
-  for (const std::unique_ptr<Watch>& w : watches) {
-    if (w->id == id) return w.get();
+WatchHub::Watch* WatchHub::Sub::Find(uint64_t id) {
+  if (id == 0) return nullptr;
+  if (first.id == id) return &first;
+  if (more) {
+    for (const std::unique_ptr<Watch>& w : *more) {
+      if (w->id == id) return w.get();
+    }
   }
   return nullptr;
+}
+
+size_t WatchHub::Sub::watch_count() const {
+  return (first.id != 0 ? 1 : 0) + (more ? more->size() : 0);
+}
+
+WatchHub::Watch* WatchHub::Sub::AnyWatch() {
+  if (first.id != 0) return &first;
+  return more && !more->empty() ? more->front().get() : nullptr;
+}
+
+WatchHub::Watch& WatchHub::Sub::AddWatch() {
+  if (first.id == 0) return first;
+  if (!more) more = std::make_unique<std::vector<std::unique_ptr<Watch>>>();
+  return *more->emplace_back(std::make_unique<Watch>());
+}
+
+void WatchHub::Sub::RemoveWatch(uint64_t id) {
+  if (first.id == id) {
+    first = Watch{};
+    return;
+  }
+  if (!more) return;
+  std::erase_if(*more, [id](const std::unique_ptr<Watch>& w) { return w->id == id; });
+  if (more->empty()) more.reset();
 }
 
 bool WatchHub::Records(std::string_view table) const {
@@ -92,7 +121,7 @@ void WatchHub::QueueChange(Watch& w, const std::shared_ptr<const std::string>& b
   if (w.held) {
     // Waiting for the initial values: one change per key is enough, since
     // the client reads the latest value of each anyway.
-    Held& held = *w.held;
+    Held& held = held_[w.id];
     for (auto it = held.items.begin(); it != held.items.end(); ++it) {
       if (it->key != key) continue;
       held.bytes -= it->bytes();
@@ -111,63 +140,64 @@ void WatchHub::QueueChange(Watch& w, const std::shared_ptr<const std::string>& b
     return;
   }
   Sub& sub = *w.sub;
-  if (sub.queue_bytes > options_.coalesce_bytes) {
-    if (!sub.last_change) IndexChanges(sub);
-    auto last = sub.last_change->find(ChangeSlot(w.id, key));
-    if (last != sub.last_change->end()) {
-      Item& old = sub.queue[last->second - sub.popped];
-      sub.queue_bytes -= old.bytes();
+  Backlog& b = sub.backlog_made();
+  if (b.bytes > options_.coalesce_bytes) {
+    if (!b.last_change) IndexChanges(b);
+    auto last = b.last_change->find(ChangeSlot(w.id, key));
+    if (last != b.last_change->end()) {
+      Item& old = b.queue[last->second - b.popped];
+      b.bytes -= old.bytes();
       old = Item{};  // a hole, skipped when delivered
-      ++sub.holes;
-      sub.last_change->erase(last);
+      ++b.holes;
+      b.last_change->erase(last);
       coalesced = true;
       ++counts_.coalesced;
     }
   }
   Item item{w.id, EncodeChangeHead(w.id, coalesced), body, std::string(key)};
   const size_t bytes = item.bytes();
-  if (sub.queue_bytes + bytes > options_.max_queue_bytes) {
+  if (b.bytes + bytes > options_.max_queue_bytes) {
     ++counts_.overflows;
     End(w, "overflow", "the client reads changes slower than they come; read again");
     return;
   }
-  if (sub.last_change) (*sub.last_change)[ChangeSlot(w.id, key)] = sub.popped + sub.queue.size();
-  sub.queue.push_back(std::move(item));
-  sub.queue_bytes += bytes;
-  if (sub.holes > 64 && sub.holes > sub.queue.size() / 2) Compact(sub, 0);
+  if (b.last_change) (*b.last_change)[ChangeSlot(w.id, key)] = b.popped + b.queue.size();
+  b.queue.push_back(std::move(item));
+  b.bytes += bytes;
+  if (b.holes > 64 && b.holes > b.queue.size() / 2) Compact(b, 0);
   MarkDirty(sub);
 }
 
-void WatchHub::Compact(Sub& sub, uint64_t drop_watch) {
+void WatchHub::Compact(Backlog& b, uint64_t drop_watch) {
   ItemQueue kept;
-  for (Item& item : sub.queue) {
+  for (Item& item : b.queue) {
     if (item.head.empty()) continue;  // a hole
     if (drop_watch != 0 && item.watch == drop_watch) {
-      sub.queue_bytes -= item.bytes();
+      b.bytes -= item.bytes();
       continue;
     }
     kept.push_back(std::move(item));
   }
-  sub.queue.swap(kept);
-  sub.holes = 0;
-  if (sub.last_change) IndexChanges(sub);
+  b.queue.swap(kept);
+  b.holes = 0;
+  if (b.last_change) IndexChanges(b);
 }
 
-void WatchHub::IndexChanges(Sub& sub) {
-  if (!sub.last_change)
-    sub.last_change = std::make_unique<std::unordered_map<std::string, uint64_t>>();
-  sub.last_change->clear();
+void WatchHub::IndexChanges(Backlog& b) {
+  if (!b.last_change) b.last_change = std::make_unique<std::unordered_map<std::string, uint64_t>>();
+  b.last_change->clear();
   // Later items overwrite earlier ones: each slot points at its newest.
-  for (size_t i = 0; i < sub.queue.size(); ++i) {
-    if (sub.queue[i].body) {
-      (*sub.last_change)[ChangeSlot(sub.queue[i].watch, sub.queue[i].key)] = sub.popped + i;
+  for (size_t i = 0; i < b.queue.size(); ++i) {
+    if (b.queue[i].body) {
+      (*b.last_change)[ChangeSlot(b.queue[i].watch, b.queue[i].key)] = b.popped + i;
     }
   }
 }
 
 void WatchHub::QueueFrame(Sub& sub, uint64_t watch, std::string frame) {
-  sub.queue_bytes += frame.size();
-  sub.queue.push_back(Item{watch, std::move(frame), nullptr, {}});
+  Backlog& b = sub.backlog_made();
+  b.bytes += frame.size();
+  b.queue.push_back(Item{watch, std::move(frame), nullptr, {}});
   MarkDirty(sub);
 }
 
@@ -180,19 +210,36 @@ void WatchHub::MarkDirty(Sub& sub) {
 void WatchHub::End(Watch& w, std::string_view reason, std::string_view message) {
   Sub& sub = *w.sub;
   const uint64_t id = w.id;
-  Compact(sub, id);  // its queued frames go
+  if (sub.backlog) Compact(*sub.backlog, id);  // its queued frames go
+  if (w.held) held_.erase(id);
   if (auto list = by_table_.find(*w.table); list != by_table_.end()) {
     std::erase(list->second, &w);
     if (list->second.empty()) by_table_.erase(list);
   }
   --open_;
   if (!reason.empty()) QueueFrame(sub, id, EncodeEndedEvent(id, reason, message));
-  std::erase_if(sub.watches, [id](const std::unique_ptr<Watch>& x) { return x->id == id; });
+  sub.RemoveWatch(id);  // w is gone
 }
 
 WatchHub::Sub* WatchHub::SubOf(const Connection& conn) {
-  auto it = subs_.find(&conn);
-  return it == subs_.end() ? nullptr : &it->second;
+  return conn.watch_sub == 0 ? nullptr : &SubAt(conn.watch_sub - 1);
+}
+
+WatchHub::Sub& WatchHub::NewSub(const std::shared_ptr<Connection>& conn) {
+  uint32_t slot;
+  if (!free_subs_.empty()) {
+    slot = free_subs_.back();
+    free_subs_.pop_back();
+  } else {
+    if (subs_made_ == sub_blocks_.size() * kSubsPerBlock) {
+      sub_blocks_.push_back(std::make_unique<Sub[]>(kSubsPerBlock));
+    }
+    slot = static_cast<uint32_t>(subs_made_++);
+  }
+  Sub& sub = SubAt(slot);
+  sub.conn = conn;
+  conn->watch_sub = slot + 1;
+  return sub;
 }
 
 Result<WatchHub::Opened> WatchHub::Open(const std::shared_ptr<Connection>& conn,
@@ -201,7 +248,7 @@ Result<WatchHub::Opened> WatchHub::Open(const std::shared_ptr<Connection>& conn,
   MutexLock lock(&mu_);
   if (conn->watches_closed) return Unavailable("the connection is closing");
   Sub* sub = SubOf(*conn);
-  if (sub != nullptr && sub->watches.size() >= options_.max_per_connection) {
+  if (sub != nullptr && sub->watch_count() >= options_.max_per_connection) {
     ++counts_.refused;
     return BadRequest("this connection holds its most watches (" +
                       std::to_string(options_.max_per_connection) + "); unwatch one first");
@@ -214,18 +261,15 @@ Result<WatchHub::Opened> WatchHub::Open(const std::shared_ptr<Connection>& conn,
   auto recorded = recorded_.find(filter.table);
   if (recorded == recorded_.end()) return Internal("a watch on a table not recorded");
   if (sub == nullptr) {
-    sub = &subs_.try_emplace(conn.get()).first->second;
-    sub->conn = conn;
+    sub = &NewSub(conn);
   }
-  auto owned = std::make_unique<Watch>();
-  Watch* w = owned.get();
+  Watch* w = &sub->AddWatch();
   w->id = ++next_watch_;
   w->table = &recorded->first;
   w->text = std::move(filter.text);
   w->kind = filter.kind;
   w->sub = sub;
-  if (hold) w->held = std::make_unique<Held>();
-  sub->watches.push_back(std::move(owned));
+  w->held = hold;
   by_table_[*w->table].push_back(w);
   ++open_;
   ++counts_.opened;
@@ -263,9 +307,14 @@ void WatchHub::Ready(const Connection& conn, uint64_t watch,
     QueueFrame(*sub, watch, EncodeInitialEvent(watch, key, value));
   }
   QueueFrame(*sub, watch, EncodeReadyEvent(watch, version_));
-  std::unique_ptr<Held> held = std::move(w->held);
-  if (!held) return;
-  for (Item& item : held->items) {
+  if (!w->held) return;
+  w->held = false;
+  Held held;
+  if (auto it = held_.find(watch); it != held_.end()) {
+    held = std::move(it->second);
+    held_.erase(it);
+  }
+  for (Item& item : held.items) {
     if (sub->Find(watch) == nullptr) break;  // ended by its bound (w is gone)
     QueueChange(*w, item.body, item.key);
   }
@@ -292,7 +341,7 @@ void WatchHub::EndAll(const Connection& conn, std::string_view reason, std::stri
   MutexLock lock(&mu_);
   Sub* sub = SubOf(conn);
   if (sub == nullptr) return;
-  while (!sub->watches.empty()) End(*sub->watches.front(), reason, message);
+  while (Watch* w = sub->AnyWatch()) End(*w, reason, message);
 }
 
 void WatchHub::Drop(Connection& conn) {
@@ -300,9 +349,11 @@ void WatchHub::Drop(Connection& conn) {
   conn.watches_closed = true;
   Sub* sub = SubOf(conn);
   if (sub == nullptr) return;
-  while (!sub->watches.empty()) End(*sub->watches.front(), "", "");
+  while (Watch* w = sub->AnyWatch()) End(*w, "", "");
   dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), sub), dirty_.end());
-  subs_.erase(&conn);
+  *sub = Sub{};
+  free_subs_.push_back(conn.watch_sub - 1);
+  conn.watch_sub = 0;
 }
 
 void WatchHub::Deliver() {
@@ -371,31 +422,34 @@ void WatchHub::DeliverOnLoop(const std::vector<std::weak_ptr<Connection>>& conns
 void WatchHub::TakeFrom(Sub& sub, std::vector<Out>* out) {
   std::shared_ptr<Connection> conn = sub.conn.lock();
   if (!conn) return;
+  if (!sub.backlog) return;
+  Backlog& b = *sub.backlog;
   // What the socket holds, plus what this pass takes for it.
   size_t unsent = conn->unsent_bytes();
-  while (!sub.queue.empty() && unsent < options_.coalesce_bytes) {
-    Item& item = sub.queue.front();
+  while (!b.queue.empty() && unsent < options_.coalesce_bytes) {
+    Item& item = b.queue.front();
     if (item.head.empty()) {
-      --sub.holes;
+      --b.holes;
     } else {
       if (item.body) {
-        if (sub.last_change) {
-          auto last = sub.last_change->find(ChangeSlot(item.watch, item.key));
-          if (last != sub.last_change->end() && last->second == sub.popped) {
-            sub.last_change->erase(last);
+        if (b.last_change) {
+          auto last = b.last_change->find(ChangeSlot(item.watch, item.key));
+          if (last != b.last_change->end() && last->second == b.popped) {
+            b.last_change->erase(last);
           }
         }
         ++counts_.events;
       }
       unsent += item.bytes();
     }
-    sub.queue_bytes -= item.bytes();
+    b.bytes -= item.bytes();
     if (!item.head.empty()) out->push_back(Out{conn, std::move(item)});
-    sub.queue.pop_front();
-    ++sub.popped;
+    b.queue.pop_front();
+    ++b.popped;
   }
-  if (sub.queue.empty()) {
-    sub.last_change.reset();  // caught up: no coalescing until the queue grows again
+  if (b.queue.empty()) {
+    // Caught up: no coalescing index, no queue, until frames wait again.
+    sub.backlog.reset();
   } else {
     RetryLater(conn);
   }
@@ -442,7 +496,9 @@ WatchStats WatchHub::stats() const {
   s.version = version_;
   s.history_changes = history_.size();
   s.history_bytes = history_bytes_;
-  for (const auto& [conn, sub] : subs_) s.queued_bytes += sub.queue_bytes;
+  for (size_t i = 0; i < subs_made_; ++i) {
+    s.queued_bytes += sub_blocks_[i / kSubsPerBlock][i % kSubsPerBlock].queued_bytes();
+  }
   return s;
 }
 

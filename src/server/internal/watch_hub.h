@@ -186,30 +186,31 @@ class WatchHub {
     std::vector<Item> items_;
     size_t head_ = 0;
   };
-  struct Sub;
   // Changes that wait for a watch's initial values (Ready), one per key.
   struct Held {
     std::vector<Item> items;
     size_t bytes = 0;
   };
-  // Kept small (about 80 bytes): a server may hold one per connection for
-  // thousands of connections.
+  struct Sub;
+  // Kept small (64 bytes): a server may hold one per connection for
+  // thousands of connections. What only some watches need for a while
+  // (the changes that wait for initial values) is in held_, by id.
   struct Watch {
-    uint64_t id = 0;
+    uint64_t id = 0;                     // 0: a free slot (Sub::first)
     const std::string* table = nullptr;  // the key of recorded_: one copy per table
     std::string text;                    // the key or the prefix
     Sub* sub = nullptr;
-    std::unique_ptr<Held> held;  // only while it waits for Ready
     WatchFilter::Kind kind = WatchFilter::Kind::kTable;
+    bool held = false;  // waits for Ready; its changes are in held_
 
     bool Matches(std::string_view key) const;
   };
-  // One connection's watches and queue.
-  struct Sub {
-    std::weak_ptr<Connection> conn;
-    std::vector<std::unique_ptr<Watch>> watches;  // in the order they were opened
+  // What a connection has queued and not yet handed to its socket. Made
+  // when a frame is queued, let go once all are taken: a watcher that
+  // keeps up holds none between deliveries.
+  struct Backlog {
     ItemQueue queue;
-    size_t queue_bytes = 0;
+    size_t bytes = 0;
     uint64_t popped = 0;  // items ever taken off the front of queue
     size_t holes = 0;     // items of queue emptied by a coalesced change
     // The queued change of each (watch, key), by its position counted from
@@ -217,13 +218,35 @@ class WatchHub {
     // only once the queue is past coalesce_bytes (a slow reader), let go
     // when it empties: a reader that keeps up pays nothing for it.
     std::unique_ptr<std::unordered_map<std::string, uint64_t>> last_change;
+  };
+  // One connection's watches and backlog, 104 bytes while it keeps up:
+  // most connections watch one thing, so the first watch is kept in
+  // place and the others (up to max_per_connection) beside it.
+  struct Sub {
+    std::weak_ptr<Connection> conn;
+    std::unique_ptr<Backlog> backlog;  // null while nothing waits
+    Watch first;                       // free when its id is 0
+    std::unique_ptr<std::vector<std::unique_ptr<Watch>>> more;
     bool retry_posted = false;
     // Queued to since it was last delivered: on dirty_, or in a loop's
     // task not run yet.
     bool dirty = false;
 
-    Watch* Find(uint64_t id) const;
+    Watch* Find(uint64_t id);
+    size_t watch_count() const;
+    // Any one of its watches; null when it has none.
+    Watch* AnyWatch();
+    // A free watch record, kept in place (its address does not change).
+    Watch& AddWatch();
+    void RemoveWatch(uint64_t id);
+    Backlog& backlog_made() {
+      if (!backlog) backlog = std::make_unique<Backlog>();
+      return *backlog;
+    }
+    size_t queued_bytes() const { return backlog ? backlog->bytes : 0; }
   };
+  // What memory per watch rests on (fanout_bench's bytes_per_watch).
+  static_assert(sizeof(Watch) <= 64 && sizeof(Sub) <= 104);
   // A frame taken out of a queue, handed to its connection outside mu_.
   struct Out {
     std::shared_ptr<Connection> conn;
@@ -238,15 +261,20 @@ class WatchHub {
 
   static std::string ChangeSlot(uint64_t watch, std::string_view key);
   Sub* SubOf(const Connection& conn) SKIFF_REQUIRES(mu_);
+  // A record for the connection, which has none.
+  Sub& NewSub(const std::shared_ptr<Connection>& conn) SKIFF_REQUIRES(mu_);
+  Sub& SubAt(uint32_t slot) SKIFF_REQUIRES(mu_) {
+    return sub_blocks_[slot / kSubsPerBlock][slot % kSubsPerBlock];
+  }
   // Queues a change for `w`, coalescing or ending it at the bounds.
   void QueueChange(Watch& w, const std::shared_ptr<const std::string>& body, std::string_view key)
       SKIFF_REQUIRES(mu_);
   void QueueFrame(Sub& sub, uint64_t watch, std::string frame) SKIFF_REQUIRES(mu_);
   // Drops the holes of the queue and, unless 0, the frames of `drop_watch`.
-  void Compact(Sub& sub, uint64_t drop_watch) SKIFF_REQUIRES(mu_);
-  // (Re)builds sub.last_change from the queue. Touches only `sub`, but a
-  // Sub is the hub's, read and written under mu_ like the rest.
-  void IndexChanges(Sub& sub) SKIFF_REQUIRES(mu_);
+  void Compact(Backlog& backlog, uint64_t drop_watch) SKIFF_REQUIRES(mu_);
+  // (Re)builds last_change from the queue. Touches only `backlog`, but a
+  // backlog is the hub's, read and written under mu_ like the rest.
+  void IndexChanges(Backlog& backlog) SKIFF_REQUIRES(mu_);
   // Removes the watch and its queued frames; with a reason, queues an
   // `ended` event in their place.
   void End(Watch& w, std::string_view reason, std::string_view message) SKIFF_REQUIRES(mu_);
@@ -272,10 +300,18 @@ class WatchHub {
   uint64_t dropped_through_ SKIFF_GUARDED_BY(mu_) = 0;  // last version let go of
   uint64_t next_watch_ SKIFF_GUARDED_BY(mu_) = 0;
   size_t open_ SKIFF_GUARDED_BY(mu_) = 0;
-  // In place: a Sub's address is kept by its watches and dirty_.
-  std::unordered_map<const Connection*, Sub> subs_ SKIFF_GUARDED_BY(mu_);
+  // The connections' records, in blocks of kSubsPerBlock that never move (a
+  // Sub's address is kept by its watches and dirty_), found from the
+  // connection by its `watch_sub`: no map node or hash bucket per watching
+  // connection. Slots of closed connections are reused.
+  static constexpr size_t kSubsPerBlock = 64;
+  std::vector<std::unique_ptr<Sub[]>> sub_blocks_ SKIFF_GUARDED_BY(mu_);
+  size_t subs_made_ SKIFF_GUARDED_BY(mu_) = 0;
+  std::vector<uint32_t> free_subs_ SKIFF_GUARDED_BY(mu_);
   std::unordered_map<std::string, std::vector<Watch*>> by_table_ SKIFF_GUARDED_BY(mu_);
   std::vector<Sub*> dirty_ SKIFF_GUARDED_BY(mu_);
+  // The changes that wait for a held watch's initial values, by its id.
+  std::unordered_map<uint64_t, Held> held_ SKIFF_GUARDED_BY(mu_);
   WatchStats counts_ SKIFF_GUARDED_BY(mu_);
 };
 
