@@ -29,8 +29,19 @@ void* operator new(std::size_t size) {
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
+// The nothrow form too (std::stable_sort's buffer takes it): libstdc++'s
+// own calls the one above, but AddressSanitizer's does not, and its memory
+// would then reach the delete below from its allocator.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return ::operator new(size);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
 void operator delete(void* p) noexcept { Release(p); }
 void operator delete(void* p, std::size_t) noexcept { Release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { Release(p); }
 
 namespace skiff::doc {
 namespace {
