@@ -31,7 +31,11 @@ TEST(SoakTest, QuickMixedRunDoesNotDegrade) {
   ASSERT_GE(report->windows.size(), 4u);
   EXPECT_EQ(report->errors, 0u);
   for (const std::string& v : report->violations) ADD_FAILURE() << v;
+#ifndef __SANITIZE_ADDRESS__
+  // (AddressSanitizer holds freed memory in quarantine, up to 256 MiB, so
+  // under it the resident set grows whatever skiffd does.)
   EXPECT_FALSE(report->rss_keeps_growing);
+#endif
   for (const support::SoakWindow& w : report->windows) EXPECT_GT(w.ops_per_s, 0);
 }
 
