@@ -240,6 +240,21 @@ TEST_F(WatchTest, UnwatchStopsEventsAndLimitsAreRefusedInWords) {
   doc::Value e = NextEvent(*raw);
   EXPECT_EQ(e["key"], "b") << e.dump();
   EXPECT_EQ(e["watch"], b["watch"]);
+
+  // The place the first watch left is taken by the next one, which gets
+  // its events beside the others', and the limit counts it again.
+  doc::Value d = Watch(*raw, 9, R"("table":"u","key":"d")");
+  ASSERT_EQ(d["ok"], true) << d.dump();
+  doc::Value over = Watch(*raw, 10, R"("table":"u","key":"e")");
+  EXPECT_EQ(over["error"]["code"], "bad_request") << over.dump();
+  ASSERT_OK(writer.Set("u", "d", doc::Value(3)));
+  ASSERT_OK(writer.Set("u", "c", doc::Value(4)));
+  doc::Value for_d = NextEvent(*raw);
+  EXPECT_EQ(for_d["key"], "d") << for_d.dump();
+  EXPECT_EQ(for_d["watch"], d["watch"]);
+  doc::Value for_c = NextEvent(*raw);
+  EXPECT_EQ(for_c["key"], "c") << for_c.dump();
+  EXPECT_EQ(for_c["watch"], c["watch"]);
 }
 
 TEST_F(WatchTest, NeedsReadPermissionOnTheTable) {
