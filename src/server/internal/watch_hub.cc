@@ -496,9 +496,7 @@ WatchStats WatchHub::stats() const {
   s.version = version_;
   s.history_changes = history_.size();
   s.history_bytes = history_bytes_;
-  for (size_t i = 0; i < subs_made_; ++i) {
-    s.queued_bytes += sub_blocks_[i / kSubsPerBlock][i % kSubsPerBlock].queued_bytes();
-  }
+  for (size_t i = 0; i < subs_made_; ++i) s.queued_bytes += SubAt(i).queued_bytes();
   return s;
 }
 

@@ -263,7 +263,7 @@ class WatchHub {
   Sub* SubOf(const Connection& conn) SKIFF_REQUIRES(mu_);
   // A record for the connection, which has none.
   Sub& NewSub(const std::shared_ptr<Connection>& conn) SKIFF_REQUIRES(mu_);
-  Sub& SubAt(uint32_t slot) SKIFF_REQUIRES(mu_) {
+  Sub& SubAt(size_t slot) const SKIFF_REQUIRES(mu_) {
     return sub_blocks_[slot / kSubsPerBlock][slot % kSubsPerBlock];
   }
   // Queues a change for `w`, coalescing or ending it at the bounds.
