@@ -5,6 +5,10 @@
 //   BM_ClusterSets/instances:N      kv_bench's set-small/pipelined (16 x 32
 //                                   in all), read back through another
 //                                   instance than the one that wrote;
+//   BM_ClusterSets/instances:2/watched  the same with every table watched
+//                                   through instance 0: what numbering
+//                                   and logging watched changes costs the
+//                                   writes, every change checked delivered;
 //   BM_ClusterAddOneKey/instances:N contention_bench's add on one key,
 //                                   every reply distinct, the final value
 //                                   the count of acknowledged adds;
@@ -31,9 +35,11 @@
 // skiffd together after it (server_rss_mib).
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -300,7 +306,45 @@ std::chrono::nanoseconds Cap() {
   return ByProfile<std::chrono::nanoseconds>(seconds(20), seconds(60), seconds(120));
 }
 
-void BM_ClusterSets(benchmark::State& state, size_t n) {
+// The change events of a cluster's watches, counted and checked: every one
+// a change, versions increasing on the connection.
+class WatchTally {
+ public:
+  void On(const client::WatchEvent& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (e.kind != "change") {
+      unexpected_ = e.kind;
+    } else {
+      out_of_order_ += e.version <= last_;
+      last_ = e.version;
+      ++changes_;
+    }
+    cv_.notify_all();
+  }
+  // Until `n` changes came (bounded); what is wrong otherwise, "" when all is well.
+  std::string WaitFor(uint64_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, seconds(60), [&] { return changes_ >= n || !unexpected_.empty(); });
+    if (!unexpected_.empty()) return "a watch got a '" + unexpected_ + "' event";
+    if (changes_ != n) {
+      return "watches got " + std::to_string(changes_) + " changes of " + std::to_string(n) +
+             " acknowledged writes";
+    }
+    if (out_of_order_ > 0) return std::to_string(out_of_order_) + " changes out of order";
+    return "";
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t changes_ = 0, last_ = 0, out_of_order_ = 0;
+  std::string unexpected_;
+};
+
+// `watched`: one client on instance 0 watches every table written (cluster
+// mode numbers and logs their changes: docs/cluster.md, "watch across
+// instances"); each acknowledged set must reach it once, in order.
+void BM_ClusterSets(benchmark::State& state, size_t n, bool watched = false) {
   const size_t instances = std::max<size_t>(n, 1);  // plain: one skiffd
   Cluster cluster;
   Spread spread;
@@ -308,6 +352,18 @@ void BM_ClusterSets(benchmark::State& state, size_t n) {
   std::vector<std::unique_ptr<UniqueSets>> sets;
   for (size_t i = 0; i < instances; ++i) {
     sets.push_back(std::make_unique<UniqueSets>("sets" + std::to_string(i), SmallValue));
+  }
+  WatchTally tally;
+  std::unique_ptr<client::Client> watcher;
+  if (watched) {
+    auto connected = cluster.Connect(cluster.instance(0).port());
+    if (!connected.ok()) return Fail(state, "connecting the watcher", connected.status());
+    watcher = std::move(*connected);
+    for (size_t i = 0; i < instances; ++i) {
+      Result<uint64_t> w = watcher->Watch("sets" + std::to_string(i), client::WatchTarget{},
+                                          [&tally](const client::WatchEvent& e) { tally.On(e); });
+      if (!w.ok()) return Fail(state, "watching", w.status());
+    }
   }
   auto before = cluster.StoreWork();
   if (!before.ok()) return Fail(state, "reading stats", before.status());
@@ -337,15 +393,24 @@ void BM_ClusterSets(benchmark::State& state, size_t n) {
                                 std::to_string(acked) + " acknowledged writes")
                                    .c_str());
   }
+  if (watched) {
+    if (std::string wrong = tally.WaitFor(acked); !wrong.empty()) {
+      return state.SkipWithError(wrong.c_str());
+    }
+    SetInfo(state, "watched_changes", double(acked));
+  }
   const double transactions = double(after->second - before->second);
   ReportSpread(state, spread, n);
   ReportServer(state, cluster, cpu, spread.ops());
   SetInfo(state, "writes_per_transaction", double(spread.ops()) / transactions);
   // Every write batch is one statement that checks the batch's fences and
   // writes its rows (src/store/postgres_store.cc); the ratio is that count,
-  // whatever the batch sizes were.
+  // whatever the batch sizes were. Watched, each instance also reads the
+  // watch log as notifications come, which timing decides.
   const double statements = double(after->first - before->first) / transactions;
-  if (n > 0) {
+  if (watched) {
+    SetInfo(state, "statements_per_write_batch_with_log_reads", statements);
+  } else if (n > 0) {
     SetDeterministic(state, "statements_per_write_batch", statements);
   } else {
     // One write alone is one autocommit statement, a batch three: the
@@ -662,6 +727,11 @@ const bool kRegistered = AddRegistration([] {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
   }
+  AddCase("BM_ClusterSets/instances:2/watched",
+          [](benchmark::State& s) { BM_ClusterSets(s, 2, /*watched=*/true); })
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
   AddCase("BM_ClusterWake", [](benchmark::State& s) { BM_ClusterWake(s); })
       ->UseManualTime()
       ->Iterations(1)

@@ -14,6 +14,7 @@
 #include "server/cluster/ownership.h"
 #include "server/cluster/peer_links.h"
 #include "server/cluster/router.h"
+#include "server/cluster/watch_feed.h"
 #include "server/internal/counted_store.h"
 #include "server/internal/documents.h"
 #include "server/internal/listener.h"
@@ -188,6 +189,21 @@ class Server::Impl {
   // Before Listen: no write may race the build.
   Status LoadGeoIndexes() { return documents_.LoadGeoIndexes(); }
 
+  // Cluster mode, before Listen: watches see every instance's changes
+  // through the cluster's watch log.
+  Status StartWatchFeed(const ServerOptions& options) {
+    cluster::WatchFeedOptions o;
+    o.store_url = options.store_url;
+    o.logger = &logger_;
+    // Room for an instance that falls behind by ten times what it keeps.
+    o.retain = std::max<uint64_t>(10 * options.watch_history, 1000);
+    SKIFF_ASSIGN_OR_RETURN(
+        watch_feed_, cluster::WatchFeed::Start(*counted_, documents_.watches(), std::move(o)));
+    handler_.set_cluster_watch(
+        [feed = watch_feed_.get()](const std::string& table) { return feed->Follow(table); });
+    return Status::Ok();
+  }
+
   // Cluster mode: nothing is served until StartCluster.
   std::unique_ptr<cluster::Ownership> MakeOwnership(const ServerOptions& options,
                                                     const Clock& clock) {
@@ -313,7 +329,8 @@ class Server::Impl {
     // Requests waiting for the store finish first (their replies are
     // queued before the close).
     workers_.Stop();
-    (void)documents_.Flush();  // a failure here is retried by Stop below
+    if (watch_feed_) watch_feed_->Stop();  // feeds the loops' connections: before they close
+    (void)documents_.Flush();              // a failure here is retried by Stop below
     // Pushes still queued commit and are answered, and held waits are
     // answered (changed: false), before the connections close: the replies
     // go out ahead of each connection's close frame.
@@ -349,6 +366,7 @@ class Server::Impl {
   std::unique_ptr<sync::SyncEngine> sync_;
   internal::StoreWorkers workers_;
   internal::RequestHandler handler_;
+  std::unique_ptr<cluster::WatchFeed> watch_feed_;  // cluster mode only
   const std::unique_ptr<cluster::Router> router_;
   internal::ListenerHandler& entry_;                      // the router, or the handler alone
   std::unique_ptr<internal::ListenerHandler> wrapped_;    // around entry_ (Start's wrap)
@@ -391,6 +409,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, stor
   auto impl = std::make_unique<Impl>(options, std::move(counted), clock, std::move(own_logger),
                                      logger, std::move(sync));
   SKIFF_RETURN_IF_ERROR(impl->LoadGeoIndexes());
+  if (options.cluster) SKIFF_RETURN_IF_ERROR(impl->StartWatchFeed(options));
   SKIFF_RETURN_IF_ERROR(impl->Listen(options, clock, wrap));
   if (options.cluster) SKIFF_RETURN_IF_ERROR(impl->StartCluster(options));
   SKIFF_RETURN_IF_ERROR(impl->ListenMetrics(options));

@@ -33,8 +33,8 @@ class CountingReceiver final : public pqxx::notification_receiver {
 
 class PostgresChangeListener final : public ChangeListener {
  public:
-  PostgresChangeListener(std::string libpq_url, int wake_fd)
-      : url_(std::move(libpq_url)), wake_fd_(wake_fd) {}
+  PostgresChangeListener(std::string libpq_url, const char* channel_sql, int wake_fd)
+      : url_(std::move(libpq_url)), channel_sql_(channel_sql), wake_fd_(wake_fd) {}
   ~PostgresChangeListener() override {
     Disconnect();
     close(wake_fd_);
@@ -52,13 +52,13 @@ class PostgresChangeListener final : public ChangeListener {
       std::string channel;
       {
         pqxx::nontransaction tx(*conn_);
-        channel = tx.exec(std::string("SELECT ") + kSyncChannelSql)[0][0].as<std::string>();
+        channel = tx.exec(std::string("SELECT ") + channel_sql_)[0][0].as<std::string>();
       }
       receiver_ = std::make_unique<CountingReceiver>(*conn_, channel, &received_);  // LISTEN
       pid_ = conn_->backendpid();
     } catch (const std::exception& e) {
       Disconnect();
-      return Unavailable(std::string("cannot listen for sync notifications: ") + e.what());
+      return Unavailable(std::string("cannot listen for notifications: ") + e.what());
     }
     return Status::Ok();
   }
@@ -82,13 +82,13 @@ class PostgresChangeListener final : public ChangeListener {
         conn_->get_notifs();  // reads the socket; throws when the session is gone
       } catch (const std::exception& e) {
         Disconnect();
-        return Unavailable(std::string("sync notifications connection lost: ") + e.what());
+        return Unavailable(std::string("notifications connection lost: ") + e.what());
       }
       event.notifications = received_.notifications;
       event.last_sync_id = received_.last_sync_id;
       if (!conn_->is_open()) {
         Disconnect();
-        return Unavailable("sync notifications connection lost");
+        return Unavailable("notifications connection lost");
       }
       if (conn_->backendpid() != pid_) {  // reopened under us after all
         pid_ = conn_->backendpid();
@@ -110,6 +110,7 @@ class PostgresChangeListener final : public ChangeListener {
   }
 
   const std::string url_;
+  const char* const channel_sql_;
   const int wake_fd_;  // an eventfd: Interrupt() makes it readable
   std::unique_ptr<pqxx::connection> conn_;
   std::unique_ptr<CountingReceiver> receiver_;
@@ -119,14 +120,15 @@ class PostgresChangeListener final : public ChangeListener {
 
 }  // namespace
 
-Result<std::unique_ptr<ChangeListener>> ChangeListener::Open(const std::string& url) {
+Result<std::unique_ptr<ChangeListener>> ChangeListener::Open(const std::string& url,
+                                                             const char* channel_sql) {
   if (!url.starts_with("postgres://") && !url.starts_with("postgresql://")) {
-    return BadRequest("sync notifications need PostgreSQL, not '" + url + "'");
+    return BadRequest("notifications need PostgreSQL, not '" + url + "'");
   }
   SKIFF_ASSIGN_OR_RETURN(internal::PgUrl parsed, internal::ParsePgUrl(url, PostgresOptions()));
   const int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd < 0) return Internal("eventfd failed");
-  auto listener = std::make_unique<PostgresChangeListener>(parsed.libpq_url, wake_fd);
+  auto listener = std::make_unique<PostgresChangeListener>(parsed.libpq_url, channel_sql, wake_fd);
   SKIFF_RETURN_IF_ERROR(listener->Connect());
   return std::unique_ptr<ChangeListener>(std::move(listener));
 }

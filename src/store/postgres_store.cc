@@ -82,10 +82,16 @@ struct WriteAllArgs {
   std::string put_tables, put_keys, put_values, delete_tables, delete_keys;
   std::string sync_ids, groups, tables, keys, values;
   std::string devices, users, seqs;
+  // Fenced batches only, for the cluster's watch log: each net op's place
+  // in the batch, and the ops folded away with theirs, so the log has every
+  // change in the order it was made.
+  std::string put_places, delete_places;
+  std::string folded_tables, folded_keys, folded_values, folded_places;
 
   static WriteAllArgs Of(const WriteBatch& batch) {
     WriteAllArgs a;
     const internal::CoalescedBatch net = internal::Coalesce(batch);
+    if (!batch.fences().empty()) a.AddPlaces(batch, net);
     a.put_tables = PgArrayOf(net.puts, OpTable);
     a.put_keys = PgArrayOf(net.puts, OpKey);
     a.put_values = PgArrayOf(net.puts, OpValue);
@@ -111,6 +117,28 @@ struct WriteAllArgs {
     a.users = PgArrayOf(devices, [](const DeviceSeq* d) { return Sv(d->user); });
     a.seqs = PgArrayOf(seqs, Sv);
     return a;
+  }
+
+ private:
+  void AddPlaces(const WriteBatch& batch, const internal::CoalescedBatch& net) {
+    const WriteBatch::Op* first = batch.ops().data();
+    auto place = [first](const WriteBatch::Op* op) { return std::to_string(op - first); };
+    auto places = [&](const std::vector<const WriteBatch::Op*>& ops) {
+      std::vector<std::string> out;
+      out.reserve(ops.size());
+      for (const WriteBatch::Op* op : ops) out.push_back(place(op));
+      return PgArrayOf(out, Sv);
+    };
+    put_places = places(net.puts);
+    delete_places = places(net.deletes);
+    folded_places = places(net.folded);
+    folded_tables = PgArrayOf(net.folded, OpTable);
+    folded_keys = PgArrayOf(net.folded, OpKey);
+    folded_values =
+        PgArrayOf(net.folded, [](const WriteBatch::Op* op) -> std::optional<std::string_view> {
+          if (op->kind == WriteBatch::Op::Kind::kDelete) return std::nullopt;
+          return op->value;
+        });
   }
 };
 
@@ -185,9 +213,10 @@ class PostgresStore final : public Store {
         return Status::Ok();
       }
       const FenceArgs fences = FenceArgs::Of(batch.fences());
-      pqxx::result r =
-          ExecWriteAll(tx, "write_all_fenced+m", args, fences.partitions, fences.owners,
-                       fences.epochs, fences.count, mark.instance(), mark.seq());
+      pqxx::result r = ExecWriteAll(
+          tx, "write_all_fenced+m", args, fences.partitions, fences.owners, fences.epochs,
+          fences.count, args.put_places, args.delete_places, args.folded_tables, args.folded_keys,
+          args.folded_values, args.folded_places, mark.instance(), mark.seq());
       if (r[0][0].as<bool>()) return Status::Ok();
       // The statement ran and wrote nothing.
       return Unavailable(
@@ -386,6 +415,64 @@ class PostgresStore final : public Store {
       pqxx::nontransaction tx(conn);
       Count(1);
       tx.exec_prepared("notify_sync", std::to_string(last));
+    });
+  }
+
+  Result<WatchLogHead> ReadWatchLogHead() override {
+    WatchLogHead head;
+    SKIFF_RETURN_IF_ERROR(session_.Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      head = WatchLogHead();
+      for (const auto& row : tx.exec_prepared("watch_log_head")) {
+        head.version = row[0].as<uint64_t>();
+        if (!row[1].is_null()) head.tables.push_back(Text(row[1]));
+      }
+    }));
+    return head;
+  }
+
+  Result<uint64_t> WatchTable(std::string_view table) override {
+    SKIFF_RETURN_IF_ERROR(ValidateTable(table));
+    uint64_t version = 0;
+    SKIFF_RETURN_IF_ERROR(session_.Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      pqxx::result r = tx.exec_prepared("watched_at", std::string(table));
+      version = r[0][0].as<uint64_t>();
+      if (r[0][1].as<bool>()) return;
+      // Its own transaction (autocommit): waits for the fenced batches in
+      // flight, which did not log the table.
+      Count(1);
+      version = tx.exec_prepared("watch_table", std::string(table))[0][0].as<uint64_t>();
+    }));
+    return version;
+  }
+
+  Result<std::vector<WatchLogEntry>> ReadWatchLog(uint64_t after, size_t limit) override {
+    std::vector<WatchLogEntry> entries;
+    SKIFF_RETURN_IF_ERROR(session_.Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      entries.clear();
+      for (const auto& row : tx.exec_prepared("read_watch_log", static_cast<long long>(after),
+                                              static_cast<long long>(limit))) {
+        WatchLogEntry e;
+        e.version = row[0].as<uint64_t>();
+        e.table = Text(row[1]);
+        if (!row[2].is_null()) e.key = Text(row[2]);
+        if (!row[3].is_null()) e.value = Text(row[3]);
+        entries.push_back(std::move(e));
+      }
+    }));
+    return entries;
+  }
+
+  Status TrimWatchLog(uint64_t through) override {
+    return session_.Run([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      Count(1);
+      tx.exec_prepared("trim_watch_log", static_cast<long long>(through));
     });
   }
 

@@ -21,6 +21,10 @@ Status ValidateValue(std::string_view value) {
   return Status::Ok();
 }
 
+Status NoClusterWatch(std::string_view kind) {
+  return BadRequest("watching across servers needs PostgreSQL: the " + std::string(kind) +
+                    " store is one server's alone");
+}
 }  // namespace
 
 Status ValidateBatch(const WriteBatch& batch) {
@@ -72,6 +76,8 @@ Status ValidateSyncScan(const std::vector<std::string>& groups, const SyncRowCur
   return Status::Ok();
 }
 
+Status ValidateTable(std::string_view table) { return ValidateStoreTable(table); }
+
 Status ValidateGet(std::string_view table, std::string_view key) {
   SKIFF_RETURN_IF_ERROR(ValidateStoreTable(table));
   return doc::ValidateKey(key);
@@ -113,6 +119,13 @@ Status Store::NotifySync(uint64_t) {
   return BadRequest("cluster sync needs PostgreSQL: the " + std::string(kind()) +
                     " store has no other servers to notify");
 }
+
+Result<WatchLogHead> Store::ReadWatchLogHead() { return NoClusterWatch(kind()); }
+Result<uint64_t> Store::WatchTable(std::string_view) { return NoClusterWatch(kind()); }
+Result<std::vector<WatchLogEntry>> Store::ReadWatchLog(uint64_t, size_t) {
+  return NoClusterWatch(kind());
+}
+Status Store::TrimWatchLog(uint64_t) { return NoClusterWatch(kind()); }
 
 Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const OpenOptions& options) {
   if (options.cluster && !url.starts_with("postgres://") && !url.starts_with("postgresql://")) {

@@ -89,6 +89,24 @@ struct SyncRowPage {
   std::optional<SyncRowCursor> next;  // nullopt at the end
 };
 
+// One entry of a cluster's watch log (docs/cluster.md, "watch across
+// instances"): a change of a watched table, or, without a key, the point
+// from which `table` is watched (its changes after this version are logged).
+struct WatchLogEntry {
+  uint64_t version = 0;
+  std::string table;
+  std::optional<std::string> key;    // nullopt: the table became watched here
+  std::optional<std::string> value;  // JSON text; nullopt: deleted
+  friend bool operator==(const WatchLogEntry&, const WatchLogEntry&) = default;
+};
+
+// Where a cluster's watch log stands: the last version given out and the
+// tables whose changes are logged.
+struct WatchLogHead {
+  uint64_t version = 0;
+  std::vector<std::string> tables;
+};
+
 // What a store has done since it was opened. Counted where the work happens,
 // so benchmarks can report them as deterministic numbers.
 struct StoreCounters {
@@ -169,6 +187,24 @@ class Store {
   // never inside it: there NOTIFY takes a database-wide lock at commit.
   virtual Status NotifySync(uint64_t last);
 
+  // --- Cluster watch: one numbering of watched tables' changes. ---
+  // The statement that writes a fenced batch (cluster mode) also numbers
+  // its changes of watched tables from one counter and appends them to the
+  // watch log, all in its transaction; a commit that logged some sends a
+  // NOTIFY on the watch channel (kWatchChannelSql) naming its last version.
+  // Only PostgreSQL implements these; the others return bad_request.
+
+  // The log's head now.
+  virtual Result<WatchLogHead> ReadWatchLogHead();
+  // Makes `table` watched across the cluster (a no-op when it is) and
+  // returns the last version given out once it is: every change of the
+  // table committed after that version is logged.
+  virtual Result<uint64_t> WatchTable(std::string_view table);
+  // Up to `limit` entries after `after`, in version order.
+  virtual Result<std::vector<WatchLogEntry>> ReadWatchLog(uint64_t after, size_t limit);
+  // Lets go of the entries up to `through`.
+  virtual Status TrimWatchLog(uint64_t through);
+
   // Conveniences: a batch of one.
   Status Put(std::string_view table, std::string_view key, std::string_view value);
   Status Delete(std::string_view table, std::string_view key);
@@ -212,6 +248,12 @@ class StoreWrapper : public Store {
     return target_.CommitSync(devices, build);
   }
   Status NotifySync(uint64_t last) override { return target_.NotifySync(last); }
+  Result<WatchLogHead> ReadWatchLogHead() override { return target_.ReadWatchLogHead(); }
+  Result<uint64_t> WatchTable(std::string_view table) override { return target_.WatchTable(table); }
+  Result<std::vector<WatchLogEntry>> ReadWatchLog(uint64_t after, size_t limit) override {
+    return target_.ReadWatchLog(after, limit);
+  }
+  Status TrimWatchLog(uint64_t through) override { return target_.TrimWatchLog(through); }
 
   Store& target() const { return target_; }
 
@@ -294,6 +336,7 @@ Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const OpenOptions
 // message. Table names are the protocol's, or '$' followed by one for the
 // server's system tables.
 Status ValidateBatch(const WriteBatch& batch);
+Status ValidateTable(std::string_view table);
 Status ValidateGet(std::string_view table, std::string_view key);
 Status ValidateScan(std::string_view table, std::string_view after, size_t limit);
 // Groups are named like tables; a list may be empty (it matches nothing).

@@ -30,17 +30,17 @@ void ClusterSyncLog::Start(Host& host, uint64_t last) {
     MutexLock lock(&mu_);
     scanned_ = last;
   }
-  feed_ = std::thread([this] { FeedLoop(); });
+  store::ChannelFollower::Hooks hooks;
+  hooks.is_new = [this](uint64_t named) { return named > scanned(); };
+  hooks.read = [this] { return CatchUp(); };
+  feed_ = std::make_unique<store::ChannelFollower>(std::move(listener_), options_.poll_interval,
+                                                   logger_, "sync", "other servers' commits",
+                                                   std::move(hooks));
+  feed_->Start();
 }
 
 void ClusterSyncLog::Stop() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  feed_cv_.SignalAll();
-  if (listener_) listener_->Interrupt();
-  if (feed_.joinable()) feed_.join();
+  if (feed_) feed_->Stop();
 }
 
 uint64_t ClusterSyncLog::scanned() const {
@@ -114,60 +114,6 @@ Status ClusterSyncLog::CatchUp() {
     scanned_ = std::max(scanned_, top);
   }
   return Status::Ok();
-}
-
-void ClusterSyncLog::FeedLoop() {
-  using Steady = std::chrono::steady_clock;
-  constexpr std::chrono::milliseconds kRetryAfter(500);
-  auto next_poll = Steady::now() + options_.poll_interval;
-  bool failing = false;
-  for (;;) {
-    {
-      MutexLock lock(&mu_);
-      if (stopping_) return;
-    }
-    const auto left =
-        std::clamp(std::chrono::ceil<std::chrono::milliseconds>(next_poll - Steady::now()),
-                   std::chrono::milliseconds(0), options_.poll_interval);
-    Result<store::ChangeListener::Event> event = listener_->Wait(left);
-    bool catch_up = Steady::now() >= next_poll;
-    if (event.ok()) {
-      if (failing) {
-        logger_.Log(LogLevel::kInfo, "sync", "listening for other servers' commits again");
-      }
-      failing = false;
-      // A notification of a commit already seen (this engine's own, or one
-      // a catch-up read) needs no read.
-      bool news = event->new_session;
-      if (event->notifications > 0) news = news || event->last_sync_id > scanned();
-      catch_up = catch_up || news;
-    } else {
-      if (!failing) {
-        Logf(logger_, LogLevel::kWarning, "sync", "%s; polling until it is back",
-             event.status().ToString().c_str());
-      }
-      failing = true;
-      // Before trying to reconnect; Stop() cuts it short.
-      MutexLock lock(&mu_);
-      if (!stopping_) {
-        feed_cv_.WaitFor(mu_, std::min(options_.poll_interval, kRetryAfter));
-      }
-    }
-    {
-      MutexLock lock(&mu_);
-      if (stopping_) return;
-    }
-    if (catch_up) {
-      next_poll = Steady::now() + options_.poll_interval;
-      if (Status s = CatchUp(); !s.ok()) {
-        Logf(logger_, LogLevel::kError, "sync", "catching up on other servers' commits failed: %s",
-             s.ToString().c_str());
-        // What it was to read may be what no notification will announce
-        // again (a new session's backlog): try again soon.
-        next_poll = Steady::now() + std::min(options_.poll_interval, kRetryAfter);
-      }
-    }
-  }
 }
 
 }  // namespace skiff::sync

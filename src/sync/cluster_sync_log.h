@@ -12,10 +12,6 @@
 // which groups moved past what this one has seen, and publishes them to the
 // engine, which wakes their waits as for a local commit.
 //
-// The feed thread's poll runs on real time (std::chrono::steady_clock), not
-// on the engine's Clock: it paces reads of the store and waits on the LISTEN
-// socket, which a manual clock cannot move, and no test drives it by hand.
-//
 // Thread-safety: as SyncLog; the change feed thread is started by Start and
 // joined by Stop.
 #ifndef SKIFF_SYNC_CLUSTER_SYNC_LOG_H_
@@ -26,12 +22,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/logger.h"
 #include "base/mutex.h"
 #include "store/change_listener.h"
+#include "store/channel_follower.h"
 #include "store/store.h"
 #include "sync/sync_log.h"
 
@@ -76,14 +72,13 @@ class ClusterSyncLog final : public SyncLog {
 
  private:
   ClusterSyncLog(store::Store& store, ClusterSyncLogOptions options);
-  void FeedLoop();
   uint64_t scanned() const;
 
   store::Store& store_;
   const ClusterSyncLogOptions options_;
   StderrLogger stderr_logger_{"skiffd"};  // when options_.logger is null
   Logger& logger_;
-  std::unique_ptr<store::ChangeListener> listener_;  // used by feed_
+  std::unique_ptr<store::ChangeListener> listener_;  // until Start hands it to feed_
   Host* host_ = nullptr;                             // set by Start
   std::atomic<uint64_t> catch_ups_{0};
 
@@ -92,9 +87,7 @@ class ClusterSyncLog final : public SyncLog {
   // (its cursor may be ahead after a local commit that followed commits of
   // other servers not yet caught up on).
   uint64_t scanned_ SKIFF_GUARDED_BY(mu_) = 0;
-  bool stopping_ SKIFF_GUARDED_BY(mu_) = false;
-  CondVar feed_cv_;
-  std::thread feed_;
+  std::unique_ptr<store::ChannelFollower> feed_;  // the change feed, once started
 };
 
 }  // namespace skiff::sync

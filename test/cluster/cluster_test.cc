@@ -23,6 +23,7 @@
 #include "support/temp_dir.h"
 #include "support/test_certs.h"
 
+#include "test/server/raw_socket.h"
 #include "test/store/store_test_util.h"
 
 namespace skiff::testing {
@@ -34,6 +35,25 @@ using std::chrono::seconds;
 constexpr const char* kSecret = "cluster-test-secret-0123456789";
 
 doc::Value PushOne(const std::string& device, int seq, const std::string& group = "team");
+
+// Waits for every reply: how many were acknowledged and how many failed.
+// Across a killed owner a write may fail only as unavailable (nothing
+// written) or outcome_unknown (written or not).
+std::pair<int64_t, int64_t> Settle(std::vector<std::future<client::Reply>>& replies) {
+  int64_t acknowledged = 0, failed = 0;
+  for (auto& f : replies) {
+    client::Reply r = f.get();
+    if (r.ok()) {
+      ++acknowledged;
+    } else {
+      ++failed;
+      EXPECT_TRUE(r.status().code() == StatusCode::kUnavailable ||
+                  r.status().code() == StatusCode::kOutcomeUnknown)
+          << r.status().ToString();
+    }
+  }
+  return {acknowledged, failed};
+}
 
 class ClusterTest : public ::testing::Test {
  protected:
@@ -123,6 +143,21 @@ class ClusterTest : public ::testing::Test {
     auto v = (*store)->Get(table, key);
     EXPECT_OK(v);
     return v.ok() ? *v : std::nullopt;
+  }
+
+  // A bare WebSocket to `port`, logged in as ana, with a watch opened by
+  // `fields` (request id 2); *opened gets the reply. The watch's events are
+  // read frame by frame from it: a client that is not the SDK checks the wire.
+  std::unique_ptr<RawSocket> RawWatch(uint16_t port, const std::string& fields,
+                                      doc::Value* opened) {
+    auto raw = std::make_unique<RawSocket>(port);
+    EXPECT_TRUE(raw->WaitOpen());
+    auto login = raw->Exchange(R"({"id":1,"op":"login","user":"ana","secret":")" + secret_ + "\"}");
+    EXPECT_TRUE(login && (*login)["ok"] == true) << (login ? login->dump() : "no reply");
+    auto reply = raw->Exchange(R"({"id":2,"op":"watch",)" + fields + "}");
+    EXPECT_TRUE(reply && (*reply)["ok"] == true) << (reply ? reply->dump() : "no reply");
+    if (reply) *opened = *reply;
+    return raw;
   }
 
   static doc::Value AddOne(const std::string& key) {
@@ -324,18 +359,7 @@ TEST_F(ClusterTest, KilledOwnerLosesNoAcknowledgedWrite) {
   pushes[20].wait();
   instances_[0]->Kill();
   for (int i = 0; i < 400; ++i) replies.push_back(through_b->Call(AddOne(key)));
-  int64_t acknowledged = 0, failed = 0;
-  for (auto& f : replies) {
-    client::Reply r = f.get();
-    if (r.ok()) {
-      ++acknowledged;
-    } else {
-      ++failed;
-      EXPECT_TRUE(r.status().code() == StatusCode::kUnavailable ||
-                  r.status().code() == StatusCode::kOutcomeUnknown)
-          << r.status().ToString();
-    }
-  }
+  auto [acknowledged, failed] = Settle(replies);
   WaitBalanced();
   // Served again by the survivor.
   auto v = through_b->Get("counters", key);
@@ -761,6 +785,164 @@ TEST_F(ClusterTest, RefusalsReadAlikeWhereverTheKeyIsServed) {
 
 // `stats` through each instance names it (the router's members, added to
 // the request handler's reply).
+// One change event as the wire carried it.
+struct Seen {
+  uint64_t version;
+  std::string key;
+  int64_t n;
+  friend bool operator==(const Seen&, const Seen&) = default;
+};
+
+// The next `count` change events of `raw` (fewer if one does not come
+// within RawSocket's wait); every frame must be a change event.
+std::vector<Seen> ReadChanges(RawSocket& raw, size_t count) {
+  std::vector<Seen> seen;
+  while (seen.size() < count) {
+    std::optional<doc::Value> frame = raw.Next();
+    if (!frame) break;
+    EXPECT_EQ((*frame)["event"], "change") << frame->dump();
+    if ((*frame)["event"] != "change") break;
+    seen.push_back({(*frame)["version"].get<uint64_t>(), (*frame)["key"].get<std::string>(),
+                    (*frame)["value"]["n"].get<int64_t>()});
+  }
+  return seen;
+}
+
+// Watches across instances (docs/cluster.md, "watch across instances"): a
+// watch on A gets the writes made through B and C, each key's changes in
+// order with versions increasing, and a `since` taken from A resumes on B
+// with the very same events.
+TEST_F(ClusterTest, WatchOnOneSeesWritesThroughTheOthersAndResumesOnAnother) {
+  if (!fixture_) return;
+  StartInstances(3);
+  doc::Value opened;
+  auto watcher = RawWatch(instances_[0]->port(), R"("table":"counters")", &opened);
+  const uint64_t start = opened["version"].get<uint64_t>();
+  auto b = Connect(instances_[1]->port());
+  auto c = Connect(instances_[2]->port());
+  constexpr int kKeys = 6, kAdds = 40;
+  std::vector<std::future<client::Reply>> replies;
+  for (int i = 0; i < kAdds; ++i) {
+    for (int k = 0; k < kKeys; ++k) {
+      replies.push_back(((i + k) % 2 == 0 ? b : c)->Call(AddOne("k" + std::to_string(k))));
+    }
+  }
+  for (auto& f : replies) ASSERT_OK(f.get());
+  const std::vector<Seen> seen = ReadChanges(*watcher, kKeys * kAdds);
+  ASSERT_EQ(seen.size(), size_t{kKeys * kAdds});
+  std::map<std::string, int64_t> last;
+  uint64_t previous = start;
+  for (const Seen& e : seen) {
+    EXPECT_GT(e.version, previous);
+    previous = e.version;
+    EXPECT_EQ(e.n, ++last[e.key]) << e.key << " skipped or repeated a value at " << e.version;
+  }
+  for (int k = 0; k < kKeys; ++k) EXPECT_EQ(last["k" + std::to_string(k)], kAdds);
+  // Resumed on B from the middle of what A delivered: the same events.
+  const size_t half = seen.size() / 2;
+  doc::Value resumed;
+  auto on_b =
+      RawWatch(instances_[1]->port(),
+               R"("table":"counters","since":)" + std::to_string(seen[half].version), &resumed);
+  EXPECT_GE(resumed["version"].get<uint64_t>(), seen.back().version);
+  const std::vector<Seen> rest = ReadChanges(*on_b, seen.size() - half - 1);
+  EXPECT_EQ(rest,
+            std::vector<Seen>(seen.begin() + static_cast<std::ptrdiff_t>(half) + 1, seen.end()));
+}
+
+// The owner of a watched key is killed while writes to it go on through
+// another instance: the watcher on a third gets every committed value once,
+// the dead owner's last ones and then the new owner's, with no gap and no
+// repeat, up to the value the store holds.
+TEST_F(ClusterTest, WatchAcrossAKilledOwnerHasNoGapAndNoRepeat) {
+  if (!fixture_) return;
+  StartInstances(3);
+  std::string key;
+  for (int i = 0; key.empty(); ++i) {
+    const std::string k = "hot" + std::to_string(i);
+    if (OwnerPort("counters", k) == instances_[2]->port()) key = k;
+  }
+  doc::Value opened;
+  auto watcher =
+      RawWatch(instances_[0]->port(), R"("table":"counters","key":")" + key + "\"", &opened);
+  auto through_b = Connect(instances_[1]->port());
+  std::vector<std::future<client::Reply>> replies;
+  for (int i = 0; i < 300; ++i) replies.push_back(through_b->Call(AddOne(key)));
+  replies.front().wait();
+  instances_[2]->Kill();
+  for (int i = 0; i < 300; ++i) replies.push_back(through_b->Call(AddOne(key)));
+  auto [acknowledged, failed] = Settle(replies);
+  WaitBalanced();
+  ASSERT_OK(through_b->CallSync(AddOne(key)));  // served by the new owner
+  ++acknowledged;
+  const std::optional<std::string> stored = Stored("counters", key);
+  ASSERT_TRUE(stored.has_value());
+  Result<doc::Value> parsed = doc::Parse(*stored);
+  ASSERT_OK(parsed);
+  const int64_t final_value = (*parsed)["n"].get<int64_t>();
+  EXPECT_GE(final_value, acknowledged);
+  EXPECT_LE(final_value, acknowledged + failed);
+  const std::vector<Seen> seen = ReadChanges(*watcher, static_cast<size_t>(final_value));
+  ASSERT_EQ(seen.size(), static_cast<size_t>(final_value));
+  uint64_t previous = opened["version"].get<uint64_t>();
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].n, static_cast<int64_t>(i + 1)) << "at version " << seen[i].version;
+    EXPECT_GT(seen[i].version, previous);
+    previous = seen[i].version;
+  }
+  std::printf(
+      "watch across a killed owner: %lld changes seen, %lld adds acknowledged, %lld failed\n",
+      static_cast<long long>(seen.size()), static_cast<long long>(acknowledged),
+      static_cast<long long>(failed));
+}
+
+// An instance frozen while more changes were logged than the log keeps
+// (the others trim it) finds its next version gone when it thaws: its
+// watches get a resync event, never a silent gap, then follow again.
+TEST_F(ClusterTest, WatchOnAnInstanceThatFellBehindTheLogResyncs) {
+  if (!fixture_) return;
+  extra_flags_ = {"--watch-history=10"};  // the log keeps its floor, 1,000 versions
+  StartInstances(2);
+  std::string key;
+  for (int i = 0; key.empty(); ++i) {
+    const std::string k = "far" + std::to_string(i);
+    if (OwnerPort("counters", k) == instances_[1]->port()) key = k;
+  }
+  doc::Value opened;
+  auto watcher = RawWatch(instances_[0]->port(), R"("table":"counters")", &opened);
+  auto b = Connect(instances_[1]->port());
+  ASSERT_OK(b->CallSync(AddOne(key)));
+  const std::vector<Seen> first = ReadChanges(*watcher, 1);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(::kill(instances_[0]->pid(), SIGSTOP), 0);
+  constexpr int kAdds = 1500;
+  std::vector<std::future<client::Reply>> replies;
+  for (int i = 0; i < kAdds; ++i) replies.push_back(b->Call(AddOne(key)));
+  bool all_ok = true;
+  for (auto& f : replies) all_ok = f.get().ok() && all_ok;
+  // Thawed even if an assertion below fails, so the fixture can stop it.
+  auto thaw = [&] { ::kill(instances_[0]->pid(), SIGCONT); };
+  if (!all_ok) thaw();
+  ASSERT_TRUE(all_ok);
+  // B trims what it has read: the version after A's last is gone.
+  const auto give_up = std::chrono::steady_clock::now() + seconds(60);
+  while (Query("SELECT min(version) FROM skiff_watch_log")[0][0].as<uint64_t>() <=
+         first[0].version + 1) {
+    if (std::chrono::steady_clock::now() > give_up) thaw();
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the log was not trimmed";
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  thaw();
+  std::optional<doc::Value> frame = watcher->Next();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ((*frame)["event"], "resync") << frame->dump();
+  EXPECT_GE((*frame)["version"].get<uint64_t>(), first[0].version + kAdds);
+  ASSERT_OK(b->CallSync(AddOne(key)));
+  const std::vector<Seen> after = ReadChanges(*watcher, 1);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].n, kAdds + 2);
+}
+
 TEST_F(ClusterTest, StatsThroughEachInstanceNameIt) {
   if (!fixture_) return;
   StartInstances(2);

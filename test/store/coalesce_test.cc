@@ -21,12 +21,19 @@ TEST(CoalesceTest, LastOpOnAKeyWinsAndKeysComeOutSorted) {
   EXPECT_EQ(net.puts[1]->value, "3");
   ASSERT_EQ(net.deletes.size(), 1u);
   EXPECT_EQ(net.deletes[0]->key, "b");
+  // The ops replaced by a later one of their key, in the batch's order.
+  const WriteBatch::Op* first = batch.ops().data();
+  ASSERT_EQ(net.folded.size(), 3u);
+  EXPECT_EQ(net.folded[0], first + 0);  // t/b put, then deleted
+  EXPECT_EQ(net.folded[1], first + 1);  // t/a = 1, then 2
+  EXPECT_EQ(net.folded[2], first + 4);  // u/a deleted, then put
 }
 
 TEST(CoalesceTest, EmptyBatchGivesNothing) {
   CoalescedBatch net = Coalesce(WriteBatch());
   EXPECT_TRUE(net.puts.empty());
   EXPECT_TRUE(net.deletes.empty());
+  EXPECT_TRUE(net.folded.empty());
 }
 
 }  // namespace

@@ -109,5 +109,73 @@ TEST_F(FenceTest, TwoEpochsOfOnePartitionCannotBothHold) {
   EXPECT_STATUS(fixture_->store().Write(b), kUnavailable);
 }
 
+// The watch log (cluster watches, docs/cluster.md): the fenced statement
+// numbers every op of a watched table, in the batch's order, the ones the
+// batch folded into a later op of their key too.
+TEST_F(FenceTest, FencedBatchLogsEveryChangeOfWatchedTablesInItsOrder) {
+  if (!fixture_) return;
+  Store& store = fixture_->store();
+  auto at = store.WatchTable("scores");
+  ASSERT_OK(at);
+  const uint64_t v = *at;
+  WriteBatch b;
+  b.Put("scores", "a", "1");
+  b.Put("notes", "x", "1");  // not watched: not logged
+  b.Put("scores", "a", "2");
+  b.Delete("scores", "b");
+  b.Put("scores", "c", "3");
+  b.AddFence({7, 2, 5});
+  ASSERT_OK(store.Write(b));
+  auto log = store.ReadWatchLog(0, 100);
+  ASSERT_OK(log);
+  const std::vector<WatchLogEntry> expected = {
+      {v, "scores", std::nullopt, std::nullopt},  // watched from here
+      {v + 1, "scores", "a", "1"},
+      {v + 2, "scores", "a", "2"},
+      {v + 3, "scores", "b", std::nullopt},
+      {v + 4, "scores", "c", "3"},
+  };
+  EXPECT_EQ(*log, expected);
+  auto head = store.ReadWatchLogHead();
+  ASSERT_OK(head);
+  EXPECT_EQ(head->version, v + 4);
+  EXPECT_EQ(head->tables, std::vector<std::string>{"scores"});
+  // Read from a version on, and trimmed.
+  auto after = store.ReadWatchLog(v + 2, 1);
+  ASSERT_OK(after);
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_EQ(after->front().version, v + 3);
+  ASSERT_OK(store.TrimWatchLog(v + 2));
+  auto rest = store.ReadWatchLog(0, 100);
+  ASSERT_OK(rest);
+  ASSERT_EQ(rest->size(), 2u);
+  EXPECT_EQ(rest->front().version, v + 3);
+}
+
+TEST_F(FenceTest, AFencedOutBatchLogsNothingAndATableIsMarkedOnce) {
+  if (!fixture_) return;
+  Store& store = fixture_->store();
+  auto at = store.WatchTable("scores");
+  ASSERT_OK(at);
+  auto again = store.WatchTable("scores");
+  ASSERT_OK(again);
+  EXPECT_EQ(*again, *at);  // already watched: no new mark
+  WriteBatch b;
+  b.Put("scores", "a", "1");
+  b.AddFence({7, 1, 4});  // not the owner
+  EXPECT_STATUS(store.Write(b), kUnavailable);
+  auto log = store.ReadWatchLog(0, 100);
+  ASSERT_OK(log);
+  ASSERT_EQ(log->size(), 1u);
+  EXPECT_FALSE(log->front().key.has_value());
+  auto head = store.ReadWatchLogHead();
+  ASSERT_OK(head);
+  EXPECT_EQ(head->version, *at);
+  // Another table is marked at the next version.
+  auto other = store.WatchTable("notes");
+  ASSERT_OK(other);
+  EXPECT_EQ(*other, *at + 1);
+}
+
 }  // namespace
 }  // namespace skiff::store

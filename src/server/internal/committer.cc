@@ -222,10 +222,11 @@ void Committer::CountCommit(size_t writes, std::chrono::nanoseconds took) {
 
 Status Committer::Commit(std::vector<Pending>& batch) {
   // One write stands for each key: hot keys written many times per batch
-  // cost one statement. That is the last write of the key, unless the key
-  // has a WriteLatest write in the batch: that one reads the document as it
-  // is now, newer than any write queued. The map holds views into `batch`,
-  // so finding the duplicates copies no strings.
+  // cost one statement (cluster writes: see below). That is the last write
+  // of the key, unless the key has a WriteLatest write in the batch: that
+  // one reads the document as it is now, newer than any write queued. The
+  // map holds views into `batch`, so finding the duplicates copies no
+  // strings.
   struct Id {
     std::string_view table;
     std::string_view key;
@@ -256,8 +257,13 @@ Status Committer::Commit(std::vector<Pending>& batch) {
   };
   store::WriteBatch write;
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (superseded[i]) continue;
     Pending& p = batch[i];
+    // Cluster writes keep the superseded ones: the store folds them for the
+    // documents and logs each for watches across instances, so a watcher
+    // sees every value a key took (docs/cluster.md, "watch across
+    // instances"). Commit durability only, where values are never read
+    // later (no WriteLatest).
+    if (superseded[i] && !p.lease) continue;
     if (p.lease) {
       write.AddFence({cluster::PartitionOf(p.table, p.key), p.lease->owner, p.lease->epoch});
     }

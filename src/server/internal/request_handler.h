@@ -52,6 +52,12 @@ class RequestHandler final : public ListenerHandler {
   void set_network_stats(std::function<ListenerStats()> stats) {
     network_stats_ = std::move(stats);
   }
+  // Cluster mode: what runs before a watch of a table opens (the cluster's
+  // watch feed, cluster/watch_feed.h: makes the table watched everywhere and
+  // catches up). Set before the listener starts.
+  void set_cluster_watch(std::function<Status(const std::string& table)> follow) {
+    cluster_watch_ = std::move(follow);
+  }
 
   void OnText(const std::shared_ptr<Connection>& conn, std::string_view payload) override;
   void OnBinary(const std::shared_ptr<Connection>& conn) override;
@@ -191,6 +197,7 @@ class RequestHandler final : public ListenerHandler {
   sync::SyncEngine& sync_;
   StoreWorkers& workers_;
   std::function<ListenerStats()> network_stats_;
+  std::function<Status(const std::string&)> cluster_watch_;
   const std::function<void(StatsFigures&)> more_stats_;
   std::atomic<size_t> sessions_{0};
   // The handler is given no Clock; the limits and the latency figures read

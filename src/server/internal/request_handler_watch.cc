@@ -49,9 +49,6 @@ Status ReadCurrent(store::Store& store, const WatchFilter& f, size_t max_bytes,
 
 Status RequestHandler::Watch(Call& c) {
   const Request& r = c.r;
-  if (options_.cluster) {
-    return BadRequest("watch is not served in cluster mode yet; run a single instance to watch");
-  }
   if (!r.key.empty() && !r.prefix.empty()) {
     return BadRequest("watch takes at most one of key and prefix (neither: the whole table)");
   }
@@ -65,7 +62,11 @@ Status RequestHandler::Watch(Call& c) {
     filter.text = r.prefix;
   }
   WatchHub& hub = documents_.watches();
-  if (hub.Record(r.table)) {
+  if (options_.cluster) {
+    // Numbered by the cluster: once this returns, every change of the table
+    // committed after the hub's version is in the cluster's log.
+    SKIFF_RETURN_IF_ERROR(cluster_watch_(r.table));
+  } else if (hub.Record(r.table)) {
     // Commit durability numbers a change when it commits, and a write made
     // before the table was recorded carries no value to publish: let every
     // such write commit first, so none lands after the watch's start.

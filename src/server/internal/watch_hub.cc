@@ -94,7 +94,38 @@ std::string WatchHub::ChangeSlot(uint64_t watch, std::string_view key) {
 void WatchHub::Publish(std::string_view table, std::string_view key,
                        std::optional<std::string_view> value) {
   MutexLock lock(&mu_);
-  const uint64_t version = ++version_;
+  PublishAt(version_ + 1, table, key, value);
+}
+
+void WatchHub::FeedFrom(uint64_t version, const std::vector<std::string>& tables) {
+  MutexLock lock(&mu_);
+  version_ = dropped_through_ = version;
+  history_.clear();
+  history_bytes_ = 0;
+  for (const std::string& table : tables) recorded_.emplace(table, version);
+  for (auto& [table, watches] : by_table_) {
+    for (Watch* w : watches) {
+      ++counts_.resyncs;
+      QueueFrame(*w->sub, w->id, EncodeResyncEvent(w->id, version));
+    }
+  }
+}
+
+void WatchHub::FeedRecorded(const std::string& table, uint64_t version) {
+  MutexLock lock(&mu_);
+  recorded_.emplace(table, version);
+  version_ = std::max(version_, version);
+}
+
+void WatchHub::FeedChange(uint64_t version, std::string_view table, std::string_view key,
+                          std::optional<std::string_view> value) {
+  MutexLock lock(&mu_);
+  PublishAt(version, table, key, value);
+}
+
+void WatchHub::PublishAt(uint64_t version, std::string_view table, std::string_view key,
+                         std::optional<std::string_view> value) {
+  version_ = version;
   auto body = std::make_shared<const std::string>(EncodeChangeBody(table, key, value, version));
   history_.push_back(Change{version, std::string(table), std::string(key), body});
   history_bytes_ += body->size();

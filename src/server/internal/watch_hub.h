@@ -25,6 +25,10 @@
 // recorded (a write to another table costs one check); a `since` from
 // before that, older than the history holds, or from another run of the
 // server gets a `resync` event.
+//
+// In cluster mode nothing is published here: every instance's changes come
+// numbered from the cluster's watch log, in version order (the Feed
+// methods, called by cluster/watch_feed.h), and are queued alike.
 // Thread-safe: every method takes mu_. Lock order: a shard's mutex, then
 // mu_, then a connection's outgoing queue.
 #ifndef SKIFF_SERVER_INTERNAL_WATCH_HUB_H_
@@ -106,6 +110,21 @@ class WatchHub {
   // A durable change: numbered, kept and queued for the watches it
   // matches. `value` is the document's JSON text, nullopt once deleted.
   void Publish(std::string_view table, std::string_view key, std::optional<std::string_view> value);
+  // --- Cluster mode: the changes of every instance, numbered by the
+  // cluster's watch log and fed here in version order (cluster/watch_feed.h)
+  // instead of Record and Publish. ---
+  // The log stood at `version` with `tables` watched; what follows is fed
+  // from there. First at start; again when the feed fell behind what the
+  // log still holds: then every open watch gets a resync event (it missed
+  // changes), and no `since` before `version` is served.
+  void FeedFrom(uint64_t version, const std::vector<std::string>& tables);
+  // `table` is watched across the cluster: its changes after `version`
+  // are in the log.
+  void FeedRecorded(const std::string& table, uint64_t version);
+  // A change the log numbered `version`, above every version fed before.
+  void FeedChange(uint64_t version, std::string_view table, std::string_view key,
+                  std::optional<std::string_view> value);
+
   // Hands queued frames to their connections (never under a shard lock),
   // through a task on each connection's loop.
   void Deliver();
@@ -260,6 +279,9 @@ class WatchHub {
   };
 
   static std::string ChangeSlot(uint64_t watch, std::string_view key);
+  // Keeps the change numbered `version` and queues it for its watches.
+  void PublishAt(uint64_t version, std::string_view table, std::string_view key,
+                 std::optional<std::string_view> value) SKIFF_REQUIRES(mu_);
   Sub* SubOf(const Connection& conn) SKIFF_REQUIRES(mu_);
   // A record for the connection, which has none.
   Sub& NewSub(const std::shared_ptr<Connection>& conn) SKIFF_REQUIRES(mu_);

@@ -13,6 +13,9 @@ CoalescedBatch Coalesce(const WriteBatch& batch) {
   for (const auto& [unused, op] : last) {
     (op->kind == WriteBatch::Op::Kind::kPut ? out.puts : out.deletes).push_back(op);
   }
+  for (const WriteBatch::Op& op : batch.ops()) {
+    if (last[{op.table, op.key}] != &op) out.folded.push_back(&op);
+  }
   return out;
 }
 

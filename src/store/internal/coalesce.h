@@ -15,6 +15,8 @@ namespace skiff::store::internal {
 struct CoalescedBatch {
   std::vector<const WriteBatch::Op*> puts;     // in (table, key) order
   std::vector<const WriteBatch::Op*> deletes;  // in (table, key) order
+  // The ops a later op of their key replaced, in the batch's order.
+  std::vector<const WriteBatch::Op*> folded;
 };
 
 // The ops point into `batch`, which must outlive the result.

@@ -43,7 +43,10 @@ enum class WriteAllKind {
   // Also sets the cluster's sync counter ($14).
   kCounted,
   // Cluster mode's fencing: partitions ($14), owners ($15) and epochs
-  // ($16) of the batch's distinct fences, and their count ($17). Every
+  // ($16) of the batch's distinct fences, and their count ($17); then, for
+  // the watch log (WatchLogCtes), the places in the batch of the net puts
+  // ($18) and deletes ($19), and the ops folded into them: tables ($20),
+  // keys ($21), values ($22, null for a delete), places ($23). Every
   // part, the mark too, writes only when each of them is still owned at
   // its epoch. The partition rows are locked FOR KEY SHARE before anything
   // is written (each part's condition is evaluated before its first row)
@@ -51,9 +54,38 @@ enum class WriteAllKind {
   // them FOR UPDATE, waits for this write and cannot slip in between.
   kFenced,
 };
+// The fenced statement's part that feeds watches across the cluster
+// (docs/cluster.md, "watch across instances"): it reads which tables are
+// watched from the watch counter's row under FOR KEY SHARE (after the
+// fences, so locks are always taken partitions first), numbers the batch's
+// changes of those tables from the counter, every op in the batch's order
+// (the ops folded into a key's net op too, so no value is skipped), and
+// appends them to the log. The counter's row lock, held to the commit,
+// orders these commits: versions are gap-free in commit order. A table becoming watched locks the
+// row FOR UPDATE (WatchTable), which waits for the batches in flight; a batch after it reads the
+// new list (in READ COMMITTED a row lock returns the row's newest version). A batch that writes no
+// watched table takes only the share lock, which batches do not queue on.
+std::string WatchLogCtes() {
+  return "watch_list AS (SELECT watched FROM skiff_watch_counter WHERE id = 1 "
+         "AND (SELECT ok FROM held) FOR KEY SHARE), "
+         "watch_changes AS (SELECT row_number() OVER (ORDER BY c.place) AS n, c.tbl, c.key, "
+         "c.value FROM (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $18::int[]) "
+         "AS p(tbl, key, value, place) "
+         "UNION ALL SELECT d.tbl, d.key, NULL::text, d.place FROM unnest($4::text[], "
+         "$5::text[], $19::int[]) AS d(tbl, key, place) "
+         "UNION ALL SELECT * FROM unnest($20::text[], $21::text[], $22::text[], $23::int[]) "
+         "AS f(tbl, key, value, place)) c, watch_list w WHERE c.tbl = ANY(w.watched)), "
+         "watch_bump AS (UPDATE skiff_watch_counter "
+         "SET last_version = last_version + (SELECT count(*) FROM watch_changes) "
+         "WHERE id = 1 AND EXISTS (SELECT 1 FROM watch_changes) RETURNING last_version), "
+         "watch_log AS (INSERT INTO skiff_watch_log(version, tbl, key, value) "
+         "SELECT b.last_version - (SELECT count(*) FROM watch_changes) + c.n, c.tbl, c.key, "
+         "c.value FROM watch_changes c CROSS JOIN watch_bump b), ";
+}
+
 std::string WriteAllSql(WriteAllKind kind) {
   std::string with = "WITH ";
-  std::string where, and_held, counter;
+  std::string where, and_held, counter, watch;
   int next = 14;
   if (kind == WriteAllKind::kFenced) {
     with +=
@@ -63,7 +95,8 @@ std::string WriteAllSql(WriteAllKind kind) {
         "held AS (SELECT count(*) = $17::bigint AS ok FROM fence), ";
     where = " WHERE (SELECT ok FROM held)";
     and_held = " AND (SELECT ok FROM held)";
-    next = 18;
+    watch = WatchLogCtes();
+    next = 24;
   } else if (kind == WriteAllKind::kCounted) {
     counter = ", counter AS (UPDATE skiff_sync_counter SET last_id = $14 WHERE id = 1)";
     next = 15;
@@ -94,8 +127,11 @@ std::string WriteAllSql(WriteAllKind kind) {
          "SELECT * FROM unnest($11::text[], $12::text[], $13::bigint[])" +
          where +
          " ON CONFLICT (device) DO UPDATE SET usr = excluded.usr, last_seq = excluded.last_seq), " +
-         MarkCte(next, where) + counter +
-         (kind == WriteAllKind::kFenced ? " SELECT ok FROM held" : " SELECT true");
+         watch + MarkCte(next, where) + counter +
+         (kind == WriteAllKind::kFenced
+              ? std::string(" SELECT (SELECT ok FROM held), (SELECT count(pg_notify(") +
+                    kWatchChannelSql + ", last_version::text)) FROM watch_bump)"
+              : std::string(" SELECT true"));
 }
 
 }  // namespace
@@ -145,6 +181,19 @@ CREATE TABLE IF NOT EXISTS skiff_sync_counter(
   last_id BIGINT NOT NULL
 );
 INSERT INTO skiff_sync_counter(id, last_id) VALUES (1, 0) ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS skiff_watch_counter(
+  id           INT PRIMARY KEY CHECK (id = 1),
+  last_version BIGINT NOT NULL,
+  watched      TEXT[] NOT NULL
+);
+INSERT INTO skiff_watch_counter(id, last_version, watched) VALUES (1, 0, '{}')
+  ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS skiff_watch_log(
+  version BIGINT PRIMARY KEY,
+  tbl     TEXT COLLATE "C" NOT NULL,
+  key     TEXT COLLATE "C",
+  value   TEXT
+);
 INSERT INTO skiff_meta(name, value) VALUES ('schema_version', '1') ON CONFLICT DO NOTHING;
 )sql";
 
@@ -193,6 +242,32 @@ void PreparePgStatements(pqxx::connection& conn) {
   conn.prepare("scan",
                "SELECT key, value FROM skiff_documents WHERE tbl = $1 AND key > $2 "
                "ORDER BY key LIMIT $3");
+  // Cluster watch (WatchLogCtes above). One row per watched table (none
+  // while none is), each with the counter.
+  conn.prepare("watch_log_head",
+               "SELECT c.last_version, t FROM skiff_watch_counter c "
+               "LEFT JOIN LATERAL unnest(c.watched) t ON true WHERE c.id = 1");
+  // Read without a lock first: a table already watched needs none.
+  conn.prepare(
+      "watched_at",
+      "SELECT last_version, $1::text = ANY(watched) FROM skiff_watch_counter WHERE id = 1");
+  // The log's entry without a key marks where the table's changes begin.
+  conn.prepare("watch_table",
+               std::string("WITH cur AS (SELECT last_version, watched FROM skiff_watch_counter "
+                           "WHERE id = 1 FOR UPDATE), "
+                           "bump AS (UPDATE skiff_watch_counter SET last_version = last_version "
+                           "+ 1, watched = array_append(watched, $1::text) WHERE id = 1 AND NOT "
+                           "EXISTS (SELECT 1 FROM cur WHERE $1::text = ANY(cur.watched)) "
+                           "RETURNING last_version), "
+                           "mark AS (INSERT INTO skiff_watch_log(version, tbl) "
+                           "SELECT last_version, $1::text FROM bump) "
+                           "SELECT COALESCE((SELECT last_version FROM bump), "
+                           "(SELECT last_version FROM cur)), (SELECT count(pg_notify(") +
+                   kWatchChannelSql + ", last_version::text)) FROM bump)");
+  conn.prepare("read_watch_log",
+               "SELECT version, tbl, key, value FROM skiff_watch_log WHERE version > $1 "
+               "ORDER BY version LIMIT $2");
+  conn.prepare("trim_watch_log", "DELETE FROM skiff_watch_log WHERE version <= $1");
 }
 
 }  // namespace skiff::store::internal

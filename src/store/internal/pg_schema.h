@@ -9,7 +9,8 @@
 // - "write_all+m": a whole batch in one statement (see pg_schema.cc);
 // - "write_all_counted+m": the same, also setting the sync counter ($14);
 // - "write_all_fenced+m": the same, writing only while the batch's cluster
-//   fences hold ($14-$17), returning false when one did not.
+//   fences hold ($14-$17), returning false when one did not, and logging
+//   the changes of watched tables ($18-$23) for watches across the cluster.
 //
 // Pure functions and constants; thread-safe (a connection is the caller's).
 #ifndef SKIFF_STORE_INTERNAL_PG_SCHEMA_H_
@@ -24,7 +25,7 @@ namespace skiff::store::internal {
 // transaction.
 extern const char* const kPgSchemaSql;
 // The statements in kPgSchemaSql, for the statement counter.
-inline constexpr int kPgSchemaStatements = 11;
+inline constexpr int kPgSchemaStatements = 14;
 
 // Prepares every statement of the store on `conn`. Throws what libpqxx
 // throws.
