@@ -20,6 +20,10 @@
 //                                   asks every owner for its share and
 //                                   merges; the answers checked alike
 //                                   through every instance;
+//   BM_ClusterWatchDelivery         a watch on one instance, one set at a
+//                                   time through the other: from the set's
+//                                   sending to the watcher's event, beside
+//                                   the set's acknowledgement;
 //   BM_ClusterWake                  a wait held on one instance, a push
 //                                   through the other: how long until the
 //                                   wait is answered, and the statements of
@@ -597,24 +601,31 @@ void BM_ClusterNear(benchmark::State& state, size_t n) {
   ReportServer(state, cluster, cpu, spread.ops());
 }
 
+// Two instances, and a client on each: *on_a on instance 0, *on_b on 1.
+Status StartTwo(Cluster& cluster, std::unique_ptr<client::Client>* on_a,
+                std::unique_ptr<client::Client>* on_b) {
+  SKIFF_RETURN_IF_ERROR(cluster.Start(2));
+  SKIFF_ASSIGN_OR_RETURN(*on_a, cluster.Connect(cluster.instance(0).port()));
+  SKIFF_ASSIGN_OR_RETURN(*on_b, cluster.Connect(cluster.instance(1).port()));
+  return Status::Ok();
+}
+
 void BM_ClusterWake(benchmark::State& state) {
   constexpr int kRounds = 20;
   Cluster cluster;
-  if (Status s = cluster.Start(2); !s.ok()) return Fail(state, "starting the cluster", s);
-  auto waiter = cluster.Connect(cluster.instance(0).port());
-  auto pusher = cluster.Connect(cluster.instance(1).port());
-  if (!waiter.ok() || !pusher.ok()) return state.SkipWithError("cannot connect");
+  std::unique_ptr<client::Client> waiter, pusher;
+  if (Status s = StartTwo(cluster, &waiter, &pusher); !s.ok()) return Fail(state, "starting", s);
   LatencyRecorder wake;
   uint64_t cursor = 0, statements = 0, catch_ups = 0;
   for (auto _ : state) {
-    auto before = (*pusher)->Stats();
+    auto before = pusher->Stats();
     if (!before.ok()) return Fail(state, "reading stats", before.status());
     const auto start = SteadyClock::now();
     for (int round = 1; round <= kRounds; ++round) {
       // Shared: an early return leaves the wait's callback still to run.
       auto wait_done = std::make_shared<std::promise<Result<client::WaitReply>>>();
       std::future<Result<client::WaitReply>> held = wait_done->get_future();
-      (*waiter)->Wait({cursor, milliseconds(30000)}, [wait_done](Result<client::WaitReply> r) {
+      waiter->Wait({cursor, milliseconds(30000)}, [wait_done](Result<client::WaitReply> r) {
         wait_done->set_value(std::move(r));
       });
       // Held on A before the push (else it would be answered at once and
@@ -629,7 +640,7 @@ void BM_ClusterWake(benchmark::State& state) {
       const client::SyncChange change{static_cast<uint64_t>(round),
                                       {"team", "tasks", "t" + std::to_string(round)},
                                       "{\"n\":" + std::to_string(round) + "}"};
-      Result<client::PushReply> push = (*pusher)->Push({"bench-device", {&change, 1}});
+      Result<client::PushReply> push = pusher->Push({"bench-device", {&change, 1}});
       if (!push.ok()) return Fail(state, "a push", push.status());
       Result<client::WaitReply> woken = held.get();
       if (!woken.ok() || !woken->changed) {
@@ -639,7 +650,7 @@ void BM_ClusterWake(benchmark::State& state) {
       cursor = woken->cursor;
     }
     state.SetIterationTime(std::chrono::duration<double>(SteadyClock::now() - start).count());
-    auto after = (*pusher)->Stats();
+    auto after = pusher->Stats();
     if (!after.ok()) return Fail(state, "reading stats", after.status());
     statements = (*after)["store_statements"].get<uint64_t>() -
                  (*before)["store_statements"].get<uint64_t>();
@@ -658,6 +669,61 @@ void BM_ClusterWake(benchmark::State& state) {
                "cluster_bench: a wait on A answered %.1f ms (median of %d) after a push through "
                "B was sent\n",
                w.p50_us / 1000.0, kRounds);
+}
+
+// A watch on instance A, one set at a time through B: from the set's
+// sending to the change reaching A's watcher (the owner's commit, its
+// NOTIFY, A's read of the watch log, A's delivery), beside the set's own
+// round trip to its acknowledgement. Each round's event must carry the
+// round's value.
+void BM_ClusterWatchDelivery(benchmark::State& state) {
+  constexpr int kRounds = 50;
+  Cluster cluster;
+  std::unique_ptr<client::Client> watcher, writer;
+  if (Status s = StartTwo(cluster, &watcher, &writer); !s.ok()) return Fail(state, "starting", s);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<int64_t, SteadyClock::time_point>> seen;  // value, arrival
+  Result<uint64_t> watch =
+      watcher->Watch("live", client::WatchTarget{}, [&](const client::WatchEvent& e) {
+        if (e.kind != "change" || !e.value) return;
+        std::lock_guard<std::mutex> lock(mu);
+        seen.emplace_back((*e.value)["n"].get<int64_t>(), SteadyClock::now());
+        cv.notify_all();
+      });
+  if (!watch.ok()) return Fail(state, "watching", watch.status());
+  LatencyRecorder delivery, acknowledgement;
+  int before_ack = 0;  // rounds whose change reached A before B's reply
+  for (auto _ : state) {
+    const auto start = SteadyClock::now();
+    for (int round = 1; round <= kRounds; ++round) {
+      // Keys spread over the partitions, so some are B's and some A's.
+      const std::string key = "k" + std::to_string(round);
+      const auto sent = SteadyClock::now();
+      if (Status s = writer->Set("live", key, {{"n", round}}); !s.ok()) {
+        return Fail(state, "a set", s);
+      }
+      const auto acknowledged = SteadyClock::now();
+      acknowledgement.Record(acknowledged - sent);
+      std::unique_lock<std::mutex> lock(mu);
+      if (!cv.wait_for(lock, seconds(30), [&] { return seen.size() == size_t(round); })) {
+        return state.SkipWithError("a set through B did not reach the watcher on A within 30 s");
+      }
+      if (seen.back().first != round) return state.SkipWithError("a change carried another value");
+      delivery.Record(seen.back().second - sent);
+      before_ack += seen.back().second < acknowledged;
+    }
+    state.SetIterationTime(std::chrono::duration<double>(SteadyClock::now() - start).count());
+  }
+  const LatencySummary d = delivery.Summarize(), a = acknowledgement.Summarize();
+  SetInfo(state, "delivery_p50_us", d.p50_us);
+  SetInfo(state, "delivery_p99_us", d.p99_us);
+  SetInfo(state, "acknowledgement_p50_us", a.p50_us);
+  SetInfo(state, "delivered_before_acknowledgement", double(before_ack));
+  std::fprintf(stderr,
+               "cluster_bench: a set through B reached a watcher on A %.2f ms (median of %d) "
+               "after it was sent, and was acknowledged after %.2f ms; %d of %d reached A first\n",
+               d.p50_us / 1000.0, kRounds, a.p50_us / 1000.0, before_ack, kRounds);
 }
 
 void BM_ClusterFailover(benchmark::State& state) {
@@ -729,6 +795,10 @@ const bool kRegistered = AddRegistration([] {
   }
   AddCase("BM_ClusterSets/instances:2/watched",
           [](benchmark::State& s) { BM_ClusterSets(s, 2, /*watched=*/true); })
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  AddCase("BM_ClusterWatchDelivery", [](benchmark::State& s) { BM_ClusterWatchDelivery(s); })
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
