@@ -435,17 +435,26 @@ class PostgresStore final : public Store {
   Result<uint64_t> WatchTable(std::string_view table) override {
     SKIFF_RETURN_IF_ERROR(ValidateTable(table));
     uint64_t version = 0;
+    bool full = false;
     SKIFF_RETURN_IF_ERROR(session_.Run([&](pqxx::connection& conn) {
       pqxx::nontransaction tx(conn);
       Count(1);
+      full = false;
       pqxx::result r = tx.exec_prepared("watched_at", std::string(table));
       version = r[0][0].as<uint64_t>();
       if (r[0][1].as<bool>()) return;
       // Its own transaction (autocommit): waits for the fenced batches in
       // flight, which did not log the table.
       Count(1);
-      version = tx.exec_prepared("watch_table", std::string(table))[0][0].as<uint64_t>();
+      r = tx.exec_prepared("watch_table", std::string(table),
+                           static_cast<long long>(kMaxWatchedTables));
+      version = r[0][0].as<uint64_t>();
+      full = !r[0][2].as<bool>();
     }));
+    if (full) {
+      return Unavailable("the cluster already watches its most tables (" +
+                         std::to_string(kMaxWatchedTables) + "); watch one of those");
+    }
     return version;
   }
 

@@ -89,6 +89,10 @@ struct SyncRowPage {
   std::optional<SyncRowCursor> next;  // nullopt at the end
 };
 
+// The most tables a cluster watches (Store::WatchTable): every fenced batch
+// checks its writes against the list.
+inline constexpr size_t kMaxWatchedTables = 256;
+
 // One entry of a cluster's watch log (docs/cluster.md, "watch across
 // instances"): a change of a watched table, or, without a key, the point
 // from which `table` is watched (its changes after this version are logged).
@@ -198,7 +202,8 @@ class Store {
   virtual Result<WatchLogHead> ReadWatchLogHead();
   // Makes `table` watched across the cluster (a no-op when it is) and
   // returns the last version given out once it is: every change of the
-  // table committed after that version is logged.
+  // table committed after that version is logged. unavailable when
+  // kMaxWatchedTables other tables are watched.
   virtual Result<uint64_t> WatchTable(std::string_view table);
   // Up to `limit` entries after `after`, in version order.
   virtual Result<std::vector<WatchLogEntry>> ReadWatchLog(uint64_t after, size_t limit);

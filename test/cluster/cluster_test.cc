@@ -848,6 +848,24 @@ TEST_F(ClusterTest, WatchOnOneSeesWritesThroughTheOthersAndResumesOnAnother) {
   const std::vector<Seen> rest = ReadChanges(*on_b, seen.size() - half - 1);
   EXPECT_EQ(rest,
             std::vector<Seen>(seen.begin() + static_cast<std::ptrdiff_t>(half) + 1, seen.end()));
+  // Opened on C with the current values first: each key's last value,
+  // read from the store, then ready at a version no older than the last
+  // change A delivered.
+  doc::Value with_initial;
+  auto on_c =
+      RawWatch(instances_[2]->port(), R"("table":"counters","initial":true)", &with_initial);
+  std::map<std::string, int64_t> initial;
+  for (int i = 0; i < kKeys; ++i) {
+    std::optional<doc::Value> frame = on_c->Next();
+    ASSERT_TRUE(frame.has_value());
+    ASSERT_EQ((*frame)["event"], "initial") << frame->dump();
+    initial[(*frame)["key"].get<std::string>()] = (*frame)["value"]["n"].get<int64_t>();
+  }
+  EXPECT_EQ(initial, last);
+  std::optional<doc::Value> ready = on_c->Next();
+  ASSERT_TRUE(ready.has_value());
+  EXPECT_EQ((*ready)["event"], "ready") << ready->dump();
+  EXPECT_GE((*ready)["version"].get<uint64_t>(), seen.back().version);
 }
 
 // The owner of a watched key is killed while writes to it go on through

@@ -177,5 +177,21 @@ TEST_F(FenceTest, AFencedOutBatchLogsNothingAndATableIsMarkedOnce) {
   EXPECT_EQ(*other, *at + 1);
 }
 
+// Every fenced batch checks its writes against the list of watched tables,
+// so the list is bounded; a table already in it can still be watched.
+TEST_F(FenceTest, TheWatchedTablesAreBounded) {
+  if (!fixture_) return;
+  Store& store = fixture_->store();
+  for (size_t i = 0; i < kMaxWatchedTables; ++i)
+    ASSERT_OK(store.WatchTable("t" + std::to_string(i)));
+  Status refused = store.WatchTable("one_more").status();
+  EXPECT_STATUS(refused, kUnavailable);
+  EXPECT_NE(refused.message().find("most tables"), std::string::npos) << refused.message();
+  EXPECT_OK(store.WatchTable("t0"));
+  auto head = store.ReadWatchLogHead();
+  ASSERT_OK(head);
+  EXPECT_EQ(head->tables.size(), kMaxWatchedTables);
+}
+
 }  // namespace
 }  // namespace skiff::store

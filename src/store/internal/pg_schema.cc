@@ -252,18 +252,24 @@ void PreparePgStatements(pqxx::connection& conn) {
       "watched_at",
       "SELECT last_version, $1::text = ANY(watched) FROM skiff_watch_counter WHERE id = 1");
   // The log's entry without a key marks where the table's changes begin.
-  conn.prepare("watch_table",
-               std::string("WITH cur AS (SELECT last_version, watched FROM skiff_watch_counter "
-                           "WHERE id = 1 FOR UPDATE), "
-                           "bump AS (UPDATE skiff_watch_counter SET last_version = last_version "
-                           "+ 1, watched = array_append(watched, $1::text) WHERE id = 1 AND NOT "
-                           "EXISTS (SELECT 1 FROM cur WHERE $1::text = ANY(cur.watched)) "
-                           "RETURNING last_version), "
-                           "mark AS (INSERT INTO skiff_watch_log(version, tbl) "
-                           "SELECT last_version, $1::text FROM bump) "
-                           "SELECT COALESCE((SELECT last_version FROM bump), "
-                           "(SELECT last_version FROM cur)), (SELECT count(pg_notify(") +
-                   kWatchChannelSql + ", last_version::text)) FROM bump)");
+  // At most $2 tables: the list is read by every fenced batch. Returns the
+  // version, the NOTIFY, and whether the table is watched now (false: the
+  // list was full).
+  conn.prepare(
+      "watch_table",
+      std::string("WITH cur AS (SELECT last_version, watched FROM skiff_watch_counter "
+                  "WHERE id = 1 FOR UPDATE), "
+                  "bump AS (UPDATE skiff_watch_counter SET last_version = last_version + 1, "
+                  "watched = array_append(watched, $1::text) WHERE id = 1 AND NOT EXISTS "
+                  "(SELECT 1 FROM cur WHERE $1::text = ANY(cur.watched)) AND "
+                  "cardinality(watched) < $2 RETURNING last_version), "
+                  "mark AS (INSERT INTO skiff_watch_log(version, tbl) "
+                  "SELECT last_version, $1::text FROM bump) "
+                  "SELECT COALESCE((SELECT last_version FROM bump), "
+                  "(SELECT last_version FROM cur)), (SELECT count(pg_notify(") +
+          kWatchChannelSql +
+          ", last_version::text)) FROM bump), EXISTS (SELECT 1 FROM bump) OR EXISTS "
+          "(SELECT 1 FROM cur WHERE $1::text = ANY(cur.watched))");
   conn.prepare("read_watch_log",
                "SELECT version, tbl, key, value FROM skiff_watch_log WHERE version > $1 "
                "ORDER BY version LIMIT $2");
