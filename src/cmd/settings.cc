@@ -165,7 +165,8 @@ void AddSkiffdSettings(CLI::App& app, SkiffdOptions& o, std::string& config_path
                     "At a graceful stop, how long a failing store is retried before unwritten "
                     "writes are given up (and named)");
   Count(app, "--watch-history", o.watch_history, 0, "SKIFF_WATCH_HISTORY",
-        "Watches: changes held for a watch that resumes with since (older ones get resync)");
+        "Watches: changes held for a watch that resumes with since (older ones get resync); "
+        "in cluster mode the watch log in PostgreSQL keeps ten times as many (at least 1000)");
   Count(app, "--watch-history-bytes", o.watch_history_bytes, 0, "SKIFF_WATCH_HISTORY_BYTES",
         "Watches: bytes of the changes held for since");
   Count(app, "--max-watches-per-connection", o.max_watches_per_connection, 1,
