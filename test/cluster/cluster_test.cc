@@ -741,6 +741,11 @@ TEST_F(ClusterTest, RelayedRepliesTellAWriteOnlyUserWhatTheOwnerWould) {
     ASSERT_OK(read_deleted);
     EXPECT_EQ(read_deleted->at("found"), false) << read_deleted->dump();
   }
+  // Watching needs read permission in cluster mode too, and a refused watch
+  // makes no table watched across the cluster.
+  client::Reply watched = (*writer)->CallSync({{"op", "watch"}, {"table", "counters"}});
+  EXPECT_STATUS(watched.status(), kForbidden);
+  EXPECT_EQ(Query("SELECT cardinality(watched) FROM skiff_watch_counter")[0][0].as<int>(), 0);
 }
 
 // Access is checked once, where a request arrives, whichever instance
