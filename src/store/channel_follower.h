@@ -2,9 +2,9 @@
 // committed whenever a ChangeListener's channel says something new came,
 // after the listener's connection came back (NOTIFY has no replay: a
 // notification sent meanwhile is gone), and, when it polls, every
-// `poll_interval` anyway (a notification its sender failed to send). The sync engine's cluster log
-// (sync commits) and the cluster's watch feed (changes of watched tables)
-// each run one.
+// `poll_interval` anyway (a notification its sender failed to send). The
+// sync engine's cluster log (sync commits) and the cluster's watch feed
+// (changes of watched tables) each run one.
 //
 // The poll runs on real time (std::chrono::steady_clock), not on a Clock:
 // it paces reads of the store and waits on the LISTEN socket, which a

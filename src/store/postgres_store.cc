@@ -12,7 +12,9 @@
 //
 // Cluster fencing: a batch with fences is written by write_all_fenced, which
 // checks them first in the same statement; a fence that no longer holds
-// writes nothing and fails the batch here with unavailable.
+// writes nothing and fails the batch here with unavailable. The same
+// statement numbers and logs the batch's changes of watched tables, for
+// watches across the cluster (WatchTable, ReadWatchLog; docs/cluster.md).
 //
 // Cluster sync (CommitSync): the row of skiff_sync_counter, locked for the
 // transaction, orders sync commits across servers; the batch is numbered

@@ -25,6 +25,7 @@ Status NoClusterWatch(std::string_view kind) {
   return BadRequest("watching across servers needs PostgreSQL: the " + std::string(kind) +
                     " store is one server's alone");
 }
+
 }  // namespace
 
 Status ValidateBatch(const WriteBatch& batch) {
