@@ -716,7 +716,9 @@ void BM_ClusterWatchDelivery(benchmark::State& state) {
     state.SetIterationTime(std::chrono::duration<double>(SteadyClock::now() - start).count());
   }
   const LatencySummary d = delivery.Summarize(), a = acknowledgement.Summarize();
-  SetInfo(state, "delivery_p50_us", d.p50_us);
+  // Judged: a slower path from the owner's commit to another instance's
+  // watcher shows here (the manual time also holds the sets' round trips).
+  SetJudged(state, "delivery_p50_us", d.p50_us);
   SetInfo(state, "delivery_p99_us", d.p99_us);
   SetInfo(state, "acknowledgement_p50_us", a.p50_us);
   SetInfo(state, "delivered_before_acknowledgement", double(before_ack));
