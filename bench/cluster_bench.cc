@@ -41,12 +41,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -778,40 +780,25 @@ void BM_ClusterFailover(benchmark::State& state) {
   }
 }
 
+// Every case runs its scenario once and times it itself (manual time).
+void AddOnce(const std::string& name, std::function<void(benchmark::State&)> body) {
+  AddCase(name, std::move(body))->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+}
+
 const bool kRegistered = AddRegistration([] {
   if (!Options().WantsStore("postgres")) return;
   for (size_t n : {0, 1, 2, 3}) {
     const std::string suffix = n == 0 ? "/plain" : "/instances:" + std::to_string(n);
-    AddCase("BM_ClusterSets" + suffix, [n](benchmark::State& s) { BM_ClusterSets(s, n); })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
-    AddCase("BM_ClusterAddOneKey" + suffix, [n](benchmark::State& s) { BM_ClusterAddOneKey(s, n); })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
-    AddCase("BM_ClusterNear" + suffix, [n](benchmark::State& s) { BM_ClusterNear(s, n); })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
+    AddOnce("BM_ClusterSets" + suffix, [n](benchmark::State& s) { BM_ClusterSets(s, n); });
+    AddOnce("BM_ClusterAddOneKey" + suffix,
+            [n](benchmark::State& s) { BM_ClusterAddOneKey(s, n); });
+    AddOnce("BM_ClusterNear" + suffix, [n](benchmark::State& s) { BM_ClusterNear(s, n); });
   }
-  AddCase("BM_ClusterSets/instances:2/watched",
-          [](benchmark::State& s) { BM_ClusterSets(s, 2, /*watched=*/true); })
-      ->UseManualTime()
-      ->Iterations(1)
-      ->Unit(benchmark::kMillisecond);
-  AddCase("BM_ClusterWatchDelivery", [](benchmark::State& s) { BM_ClusterWatchDelivery(s); })
-      ->UseManualTime()
-      ->Iterations(1)
-      ->Unit(benchmark::kMillisecond);
-  AddCase("BM_ClusterWake", [](benchmark::State& s) { BM_ClusterWake(s); })
-      ->UseManualTime()
-      ->Iterations(1)
-      ->Unit(benchmark::kMillisecond);
-  AddCase("BM_ClusterFailover", [](benchmark::State& s) { BM_ClusterFailover(s); })
-      ->UseManualTime()
-      ->Iterations(1)
-      ->Unit(benchmark::kMillisecond);
+  AddOnce("BM_ClusterSets/instances:2/watched",
+          [](benchmark::State& s) { BM_ClusterSets(s, 2, /*watched=*/true); });
+  AddOnce("BM_ClusterWatchDelivery", [](benchmark::State& s) { BM_ClusterWatchDelivery(s); });
+  AddOnce("BM_ClusterWake", [](benchmark::State& s) { BM_ClusterWake(s); });
+  AddOnce("BM_ClusterFailover", [](benchmark::State& s) { BM_ClusterFailover(s); });
 });
 
 }  // namespace

@@ -119,6 +119,20 @@ class ClusterTest : public ::testing::Test {
     return port.ok() ? *port : 0;
   }
 
+  // The first of `prefix`0, `prefix`1, ... that `owner` owns in `table`;
+  // "" (and a failure) when none of the first 10,000 is, so a lost store
+  // cannot make the search endless.
+  std::string KeyOwnedBy(const std::string& table, const std::string& prefix,
+                         const support::SkiffdProcess& owner) {
+    for (int i = 0; i < 10'000; ++i) {
+      const std::string k = prefix + std::to_string(i);
+      if (OwnerPort(table, k) == owner.port()) return k;
+    }
+    ADD_FAILURE() << "no key " << prefix << "N of " << table << " is owned by port "
+                  << owner.port();
+    return "";
+  }
+
   std::unique_ptr<client::Client> Connect(uint16_t port, size_t connections = 2,
                                           bool reconnect = true) {
     client::ClientOptions o;
@@ -339,11 +353,8 @@ TEST_F(ClusterTest, KilledOwnerLosesNoAcknowledgedWrite) {
   ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "group", "add", "team"}), 0);
   ASSERT_EQ(support::RunCommand({SKIFF_PATH, "--store", url_, "group", "grant", "ana", "team"}), 0);
   StartInstances(2);
-  std::string key;
-  for (int i = 0; key.empty(); ++i) {
-    const std::string k = "hot" + std::to_string(i);
-    if (OwnerPort("counters", k) == instances_[0]->port()) key = k;
-  }
+  const std::string key = KeyOwnedBy("counters", "hot", *instances_[0]);
+  ASSERT_FALSE(key.empty());
   auto through_b = Connect(instances_[1]->port());
   // Pushes through the instance about to die, too: each acknowledged one
   // must be in the store after the kill.
@@ -407,11 +418,8 @@ TEST_F(ClusterTest, KilledOwnerLosesNoAcknowledgedWrite) {
 TEST_F(ClusterTest, ZombieOwnerCommitsNothingAndServesNoStaleRead) {
   if (!fixture_) return;
   StartInstances(2);
-  std::string key;
-  for (int i = 0; key.empty(); ++i) {
-    const std::string k = "z" + std::to_string(i);
-    if (OwnerPort("notes", k) == instances_[0]->port()) key = k;
-  }
+  const std::string key = KeyOwnedBy("notes", "z", *instances_[0]);
+  ASSERT_FALSE(key.empty());
   auto zombie = Connect(instances_[0]->port(), 1);
   auto other = Connect(instances_[1]->port(), 1);
   ASSERT_OK(zombie->Set("notes", key, {{"v", "old"}}));
@@ -880,11 +888,8 @@ TEST_F(ClusterTest, WatchOnOneSeesWritesThroughTheOthersAndResumesOnAnother) {
 TEST_F(ClusterTest, WatchAcrossAKilledOwnerHasNoGapAndNoRepeat) {
   if (!fixture_) return;
   StartInstances(3);
-  std::string key;
-  for (int i = 0; key.empty(); ++i) {
-    const std::string k = "hot" + std::to_string(i);
-    if (OwnerPort("counters", k) == instances_[2]->port()) key = k;
-  }
+  const std::string key = KeyOwnedBy("counters", "hot", *instances_[2]);
+  ASSERT_FALSE(key.empty());
   doc::Value opened;
   auto watcher =
       RawWatch(instances_[0]->port(), R"("table":"counters","key":")" + key + "\"", &opened);
@@ -926,11 +931,8 @@ TEST_F(ClusterTest, WatchOnAnInstanceThatFellBehindTheLogResyncs) {
   if (!fixture_) return;
   extra_flags_ = {"--watch-history=10"};  // the log keeps its floor, 1,000 versions
   StartInstances(2);
-  std::string key;
-  for (int i = 0; key.empty(); ++i) {
-    const std::string k = "far" + std::to_string(i);
-    if (OwnerPort("counters", k) == instances_[1]->port()) key = k;
-  }
+  const std::string key = KeyOwnedBy("counters", "far", *instances_[1]);
+  ASSERT_FALSE(key.empty());
   doc::Value opened;
   auto watcher = RawWatch(instances_[0]->port(), R"("table":"counters")", &opened);
   auto b = Connect(instances_[1]->port());
