@@ -8,14 +8,19 @@
 // pulls, bootstraps, bytes and frames received; and, from the server's
 // stats, the pages it answered from a page read ahead. Judged:
 // server_cpu_us_per_op, the CPU of the in-process server's threads per
-// bootstrap. Info: device_cpu_us_per_op, the CPU of the device's own threads
-// (sync loop, client I/O) per bootstrap: with the server's, what the two
+// bootstrap, and on PostgreSQL postgres_cpu_us_per_op, the CPU of its
+// backends serving the server's queries (support/postgres_backends_cpu.h;
+// left out, saying why, when PostgreSQL's processes are not this
+// machine's). Info: device_cpu_us_per_op, the CPU of the device's own
+// threads (sync loop, client I/O) per bootstrap. Together, what the two
 // cores of a small machine share. Each bootstrap is checked off the clock:
 // the device holds every row with its value.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -23,6 +28,8 @@
 #include "client/device.h"
 #include "client/memory_storage.h"
 #include "support/counters.h"
+#include "support/postgres.h"
+#include "support/postgres_backends_cpu.h"
 
 #include "bench/sync_bench_common.h"
 
@@ -55,6 +62,22 @@ double DeviceCpuSeconds(const std::vector<pid_t>& before) {
   return seconds;
 }
 
+// The CPU of PostgreSQL's backends for a case on `kind`: nullptr, saying
+// why once, when it cannot be read here.
+std::unique_ptr<support::PostgresBackendsCpu> BackendsOf(const std::string& kind) {
+  if (kind != "postgres") return nullptr;
+  Result<support::PostgresTarget> target = support::TestPostgres();
+  if (!target.ok()) return nullptr;  // the stack has already said why
+  auto backends = support::PostgresBackendsCpu::Open(target->url);
+  if (backends.ok()) return std::move(*backends);
+  static bool said = false;
+  if (!std::exchange(said, true)) {
+    std::fprintf(stderr, "sync_bootstrap_bench: postgres_cpu_us_per_op not measured: %s\n",
+                 backends.status().ToString().c_str());
+  }
+  return nullptr;
+}
+
 void BM_Bootstrap(benchmark::State& state, const std::string& kind) {
   auto stack = SyncStack::Open(state, kind);
   if (!stack) return;
@@ -77,10 +100,13 @@ void BM_Bootstrap(benchmark::State& state, const std::string& kind) {
   const std::vector<std::string> rows = TaskRows(kRows);
   uint64_t runs = 0, incomplete = 0;
   client::DeviceCounters total;
-  double server_cpu = 0, device_cpu = 0;
+  double server_cpu = 0, device_cpu = 0, postgres_cpu = 0;
+  std::unique_ptr<support::PostgresBackendsCpu> backends = BackendsOf(kind);
   for (auto _ : state) {
     client::MemoryStorage storage;
     options.device_id = "new-device-" + std::to_string(runs);
+    Result<support::PostgresBackendsCpu::Sample> backends_before =
+        backends ? backends->Take() : Unavailable("not measured");
     const double server_cpu_before = stack->ServerCpuSeconds();
     const std::vector<pid_t> threads_before = ThreadIds();
     const auto start = SteadyClock::now();
@@ -91,6 +117,13 @@ void BM_Bootstrap(benchmark::State& state, const std::string& kind) {
     const auto elapsed = SteadyClock::now() - start;
     server_cpu += stack->ServerCpuSeconds() - server_cpu_before;
     device_cpu += DeviceCpuSeconds(threads_before);
+    if (backends_before.ok()) {
+      Result<support::PostgresBackendsCpu::Sample> after = backends->Take();
+      if (!after.ok()) return state.SkipWithError(after.status().ToString().c_str());
+      postgres_cpu += support::PostgresBackendsCpu::Ran(*backends_before, *after);
+    } else if (backends) {
+      return state.SkipWithError(backends_before.status().ToString().c_str());
+    }
     state.SetIterationTime(std::chrono::duration<double>(elapsed).count());
     if (!synced.ok()) return state.SkipWithError(synced.ToString().c_str());
     Add(total, (*device)->synced_counters());
@@ -122,6 +155,7 @@ void BM_Bootstrap(benchmark::State& state, const std::string& kind) {
   SetDeterministic(state, "bytes_received", double(total.bytes_received) / n);
   SetDeterministic(state, "frames_received", double(total.frames_received) / n);
   ReportServerCpu(state, server_cpu, runs);
+  if (backends) SetJudged(state, "postgres_cpu_us_per_op", 1e6 * postgres_cpu / n);
   SetInfo(state, "device_cpu_us_per_op", 1e6 * device_cpu / n);
 }
 

@@ -102,7 +102,7 @@ class Run {
     if (o_.kind == "kill") {
       if (kill(-primary->pgid, SIGKILL) != 0) faulted = Internal("kill -9 of the node failed");
     } else if (o_.kind == "freeze") {
-      Freeze(*primary);
+      frozen_ = PgHa::Freeze(*primary);
       row.frozen = frozen_.size();
     } else {
       faulted = pg_.Switchover();  // blocks while the load runs on
@@ -239,26 +239,6 @@ class Run {
     stop_ = true;
     for (std::thread& t : load_) t.join();
     load_.clear();
-  }
-
-  // Stops every process of `node`. The postmaster can fork (a backend for
-  // a new connection, such as the monitor's health check) between a
-  // listing and its stop, and such a backend would keep serving; so the
-  // node is listed again until a listing finds nothing new. Once the
-  // postmaster is stopped it forks no more, so the second listing
-  // normally ends it.
-  void Freeze(const PgHaNode& node) {
-    constexpr int kMaxListings = 10;
-    for (int listing = 0; listing < kMaxListings; ++listing) {
-      bool added = false;
-      for (int pid : PgHa::Processes(node)) {
-        if (std::find(frozen_.begin(), frozen_.end(), pid) != frozen_.end()) continue;
-        kill(pid, SIGSTOP);
-        frozen_.push_back(pid);
-        added = true;
-      }
-      if (!added) return;
-    }
   }
 
   void Thaw() {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <utility>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include "doc/document.h"
@@ -82,6 +83,22 @@ std::vector<int> PgHa::Processes(const PgHaNode& node) {
     if (pid > 1 && std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
   }
   return pids;
+}
+
+std::vector<int> PgHa::Freeze(const PgHaNode& node) {
+  constexpr int kMaxListings = 10;
+  std::vector<int> frozen;
+  for (int listing = 0; listing < kMaxListings; ++listing) {
+    bool added = false;
+    for (int pid : Processes(node)) {
+      if (std::find(frozen.begin(), frozen.end(), pid) != frozen.end()) continue;
+      kill(pid, SIGSTOP);
+      frozen.push_back(pid);
+      added = true;
+    }
+    if (!added) break;
+  }
+  return frozen;
 }
 
 Status PgHa::Rejoin() { return Run("rejoin").status(); }

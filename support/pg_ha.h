@@ -74,6 +74,14 @@ class PgHa {
   // PostgreSQL (the postmaster and its children, which may be in a group
   // of their own), postmaster first.
   static std::vector<int> Processes(const PgHaNode& node);
+  // Stops every process of `node` with SIGSTOP and returns them (to be
+  // thawed with SIGCONT). The postmaster can fork (a backend for a new
+  // connection, such as the monitor's health check) between a listing and
+  // its stop, and such a backend would keep serving; so the node is listed
+  // again until a listing finds nothing new (at most 10 listings). Once the
+  // postmaster is stopped it forks no more, so the second listing normally
+  // ends it.
+  static std::vector<int> Freeze(const PgHaNode& node);
   // Restarts every killed node and waits for primary + secondary.
   Status Rejoin();
   // A planned switchover; returns once the old primary is the standby of

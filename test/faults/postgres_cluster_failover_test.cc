@@ -353,8 +353,7 @@ class PostgresClusterFailoverTest : public ::testing::Test {
     if (row.kind == "kill") {
       EXPECT_EQ(kill(-primary->pgid, SIGKILL), 0) << "kill -9 of group " << primary->pgid;
     } else if (row.kind == "freeze") {
-      frozen_ = PgHa::Processes(*primary);
-      for (int pid : frozen_) kill(pid, SIGSTOP);
+      frozen_ = PgHa::Freeze(*primary);
     } else {
       EXPECT_EQ(row.kind, "switchover") << "SKIFF_FAILOVER_KIND";
       EXPECT_OK(pg_->Switchover());  // blocks while the load runs on
